@@ -1,0 +1,2 @@
+export { type CliIO, EXIT, processIO, UsageError } from "./io.js";
+export { buildProgram, runCli } from "./main.js";

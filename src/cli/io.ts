@@ -1,0 +1,28 @@
+/** Where a command writes. Tests pass buffers; the bin passes the process streams. */
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Whether stderr is a terminal (live progress lines redraw only there). */
+  isStderrTTY: boolean;
+  cwd: string;
+}
+
+export function processIO(): CliIO {
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isStderrTTY: Boolean(process.stderr.isTTY),
+    cwd: process.cwd(),
+  };
+}
+
+/** Exit codes shared by every command (SPEC §4.1). */
+export const EXIT = { ok: 0, fail: 1, usage: 2 } as const;
+
+/** A usage or input problem a command reports with exit 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}

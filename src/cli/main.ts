@@ -1,0 +1,77 @@
+import { createRequire } from "node:module";
+import { Command, CommanderError } from "commander";
+import { InvalidInputError } from "../shared/index.js";
+import { registerCompareCommands } from "./commands/compare.js";
+import { registerCompileCommands } from "./commands/compile.js";
+import { registerReportCommand } from "./commands/report.js";
+import { registerScoreCommand } from "./commands/score.js";
+import { type CliIO, EXIT, processIO, UsageError } from "./io.js";
+
+const packageJson = createRequire(import.meta.url)("../../package.json") as { version: string };
+
+/** The result a command action hands back: its exit code. */
+export interface CommandOutcome {
+  exitCode: number;
+}
+
+export type SetExitCode = (code: number) => void;
+
+/** Builds the `harness` program. Each command sets the exit code through `setExit`; nothing calls process.exit. */
+export function buildProgram(io: CliIO, setExit: SetExitCode): Command {
+  const program = new Command("harness")
+    .description(
+      "Compare coding-agent setups with isolated trials, deterministic graders and an honest verdict.",
+    )
+    .version(packageJson.version, "-V, --version")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({
+      writeOut: (text) => io.stdout(text),
+      writeErr: (text) => io.stderr(text),
+    })
+    .exitOverride();
+  registerCompileCommands(program, io, setExit);
+  registerCompareCommands(program, io, setExit);
+  registerScoreCommand(program, io, setExit);
+  registerReportCommand(program, io, setExit);
+  for (const command of program.commands) applyCommonBehaviour(command, io);
+  return program;
+}
+
+function applyCommonBehaviour(command: Command, io: CliIO): void {
+  command.exitOverride().configureOutput({
+    writeOut: (text) => io.stdout(text),
+    writeErr: (text) => io.stderr(text),
+  });
+  for (const sub of command.commands) applyCommonBehaviour(sub, io);
+}
+
+/** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
+export async function runCli(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === "commander.helpDisplayed" ||
+        error.code === "commander.version" ||
+        error.code === "commander.help"
+      )
+        return EXIT.ok;
+      // Commander already printed its message.
+      return EXIT.usage;
+    }
+    if (error instanceof UsageError || error instanceof InvalidInputError) {
+      io.stderr(`harness: ${error.message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr(
+      `harness: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    return EXIT.fail;
+  }
+}

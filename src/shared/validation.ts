@@ -1,0 +1,90 @@
+import type { z } from "zod";
+
+/** One problem found in an input document, located by a JSON path such as `issues[3].labels[1]`. */
+export interface InputProblem {
+  path: string;
+  message: string;
+}
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; problems: InputProblem[] };
+
+/** Renders a zod issue path the way a person reads JSON: `issues[3].labels[1]`, `(root)` for the document. */
+export function formatJsonPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = "";
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`;
+    else if (typeof segment === "string" && /^[A-Za-z_$][\w$]*$/.test(segment))
+      out += out === "" ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(String(segment))}]`;
+  }
+  return out === "" ? "(root)" : out;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `expected ${issue.expected}${"input" in issue && issue.input === undefined ? " (missing)" : ""}`;
+    case "unrecognized_keys":
+      return `unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => JSON.stringify(k)).join(", ")} (not allowed here)`;
+    case "invalid_value":
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** Flattens zod issues into path-named problems, keeping zod's (document) order. */
+export function problemsFromZod(error: z.ZodError): InputProblem[] {
+  const problems: InputProblem[] = [];
+  for (const issue of error.issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        problems.push({
+          path: formatJsonPath([...issue.path, key]),
+          message: "unknown field (not allowed here)",
+        });
+      }
+      continue;
+    }
+    if (issue.code === "invalid_union" && issue.errors.length > 0) {
+      // Report the branch that got furthest instead of a bare "invalid input".
+      const best = issue.errors.reduce((a, b) => (b.length < a.length ? b : a));
+      for (const sub of best) {
+        problems.push({
+          path: formatJsonPath([...issue.path, ...sub.path]),
+          message: describeIssue(sub),
+        });
+      }
+      continue;
+    }
+    problems.push({ path: formatJsonPath(issue.path), message: describeIssue(issue) });
+  }
+  return problems;
+}
+
+export function validateWith<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+): Validated<z.output<S>> {
+  const result = schema.safeParse(input);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, problems: problemsFromZod(result.error) };
+}
+
+export function formatProblems(problems: readonly InputProblem[], limit = 20): string {
+  const shown = problems.slice(0, limit).map((p) => `  ${p.path}: ${p.message}`);
+  if (problems.length > limit) shown.push(`  … and ${problems.length - limit} more`);
+  return shown.join("\n");
+}
+
+/** Thrown at a stage boundary when a document (file) is invalid; carries every problem found. */
+export class InvalidInputError extends Error {
+  readonly source: string;
+  readonly problems: InputProblem[];
+  constructor(source: string, problems: InputProblem[], what = "invalid input") {
+    super(`${source}: ${what}\n${formatProblems(problems)}`);
+    this.name = "InvalidInputError";
+    this.source = source;
+    this.problems = problems;
+  }
+}
