@@ -1,5 +1,12 @@
 export { readJsonFile, readTextFile } from "./files.js";
 export {
+  type CommandResult,
+  minimalEnv,
+  npmArgv,
+  type RunCommandOptions,
+  runCommand,
+} from "./process.js";
+export {
   formatJsonPath,
   formatProblems,
   type InputProblem,

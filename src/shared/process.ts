@@ -1,0 +1,180 @@
+import { spawn } from "node:child_process";
+
+export interface RunCommandOptions {
+  cwd: string;
+  /** The child's whole environment; nothing is inherited unless the caller passes it. */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** Bytes of stdout/stderr kept each (the tail is kept; earlier output is dropped). */
+  maxOutputBytes?: number;
+  input?: string;
+  signal?: AbortSignal;
+}
+
+export interface CommandResult {
+  argv: string[];
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Set when the program could not be started at all (e.g. ENOENT). */
+  spawnError?: string;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+const DEFAULT_MAX_OUTPUT = 256 * 1024;
+
+/** Keeps the last `limit` bytes of a stream. */
+class TailBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+  constructor(private readonly limit: number) {}
+  push(chunk: Buffer): void {
+    this.chunks.push(chunk);
+    this.size += chunk.length;
+    while (this.size > this.limit && this.chunks.length > 1) {
+      const dropped = this.chunks.shift()!;
+      this.size -= dropped.length;
+      this.truncated = true;
+    }
+  }
+  text(): string {
+    let all = Buffer.concat(this.chunks);
+    if (all.length > this.limit) {
+      all = all.subarray(all.length - this.limit);
+      this.truncated = true;
+    }
+    return (this.truncated ? "[… earlier output dropped …]\n" : "") + all.toString("utf8");
+  }
+}
+
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    // A negative pid signals the whole process group the child leads.
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Runs `argv` without a shell, in its own process group, and kills the whole group
+ * (children included) on timeout or abort. Never throws for the child's behaviour:
+ * failures to start, non-zero exits and timeouts are all values.
+ */
+export function runCommand(
+  argv: readonly string[],
+  options: RunCommandOptions,
+): Promise<CommandResult> {
+  const [program, ...args] = argv;
+  if (program === undefined) throw new Error("runCommand: empty argv");
+  const started = performance.now();
+  const limit = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  const stdout = new TailBuffer(limit);
+  const stderr = new TailBuffer(limit);
+  return new Promise((resolve) => {
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+    let child: ReturnType<typeof spawn>;
+    const finish = (
+      exitCode: number | null,
+      signal: NodeJS.Signals | null,
+      spawnError?: string,
+    ) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      resolve({
+        argv: [...argv],
+        exitCode,
+        signal,
+        timedOut,
+        aborted,
+        ...(spawnError === undefined ? {} : { spawnError }),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        durationMs: Math.round(performance.now() - started),
+      });
+    };
+    const stop = () => {
+      killGroup(child.pid, "SIGTERM");
+      // Escalate if anything in the group ignores SIGTERM.
+      setTimeout(() => killGroup(child.pid, "SIGKILL"), 2000).unref();
+    };
+    const onAbort = () => {
+      aborted = true;
+      stop();
+    };
+    try {
+      child = spawn(program, args, {
+        cwd: options.cwd,
+        env: options.env ?? {},
+        detached: process.platform !== "win32",
+        stdio: ["pipe", "pipe", "pipe"],
+        windowsHide: true,
+      });
+    } catch (error) {
+      const timer = setTimeout(() => {}, 0);
+      clearTimeout(timer);
+      resolve({
+        argv: [...argv],
+        exitCode: null,
+        signal: null,
+        timedOut: false,
+        aborted: false,
+        spawnError: (error as Error).message,
+        stdout: "",
+        stderr: "",
+        durationMs: 0,
+      });
+      return;
+    }
+    const timer = setTimeout(() => {
+      timedOut = true;
+      stop();
+    }, options.timeoutMs);
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout?.on("data", (c: Buffer) => stdout.push(c));
+    child.stderr?.on("data", (c: Buffer) => stderr.push(c));
+    child.on("error", (error) => finish(null, null, error.message));
+    child.on("close", (code, signal) => {
+      // The leader exited; make sure no orphan of its group outlives it.
+      if (timedOut || aborted) killGroup(child.pid, "SIGKILL");
+      finish(code, signal);
+    });
+    child.stdin?.on("error", () => {});
+    child.stdin?.end(options.input ?? "");
+  });
+}
+
+/** Environment variables a harness-spawned tool may see by default: enough to find programs, no secrets. */
+export function minimalEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const key of ["PATH", "HOME", "TMPDIR", "LANG", "SystemRoot", "TEMP", "TMP"]) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** The argv that starts npm without a shell (on Windows through its npm-cli.js entry point). */
+export function npmArgv(args: readonly string[]): string[] {
+  if (process.platform === "win32") {
+    const npmCli = process.env.npm_execpath;
+    if (npmCli?.endsWith(".js")) return [process.execPath, npmCli, ...args];
+    const guess = `${process.execPath.replace(/node\.exe$/i, "")}node_modules\\npm\\bin\\npm-cli.js`;
+    return [process.execPath, guess, ...args];
+  }
+  return ["npm", ...args];
+}
