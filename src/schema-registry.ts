@@ -4,11 +4,19 @@ import { jsonSchemas as execSchemas } from "./exec/schemas.js";
 import { jsonSchemas as graderSchemas } from "./graders/schemas.js";
 import { jsonSchemas as irSchemas } from "./ir/schemas.js";
 import { jsonSchemas as scoringSchemas } from "./scoring/schemas.js";
+import { jsonSchemas as statsSchemas } from "./stats/schemas.js";
 
 /** Every external format's schema, by the file stem it is published under in `schemas/`. */
 export function allJsonSchemas(): Map<string, z.ZodType> {
   const all = new Map<string, z.ZodType>();
-  for (const group of [scoringSchemas, irSchemas, compareSchemas, execSchemas, graderSchemas]) {
+  for (const group of [
+    scoringSchemas,
+    irSchemas,
+    compareSchemas,
+    execSchemas,
+    graderSchemas,
+    statsSchemas,
+  ]) {
     for (const [name, schema] of Object.entries(group)) {
       if (all.has(name)) throw new Error(`schema name ${name} is published twice`);
       all.set(name, schema);

@@ -1,0 +1,289 @@
+// Shapes of the statistics stage: what it reads (trial records, a verdict policy) and what it
+// returns (aggregates, comparisons, the verdict). One zod definition per shape gives the type,
+// runtime validation and the published JSON Schema (`verdict-statistics`).
+import { z } from "zod";
+
+const count = z.int().min(0);
+const amount = z.number().min(0);
+/** A proportion in [0, 1], or null when there is nothing to divide by. */
+const rate = z.number().min(0).max(1).nullable();
+
+// ── input ──────────────────────────────────────────────────────────────────────────────────
+
+export const outcomeSchema = z.enum(["passed", "failed", "infrastructure_error"]);
+export type Outcome = z.infer<typeof outcomeSchema>;
+
+export const tokenUsageSchema = z.strictObject({
+  uncachedInput: amount,
+  cacheRead: amount,
+  cacheWrite: amount,
+  output: amount,
+  reasoning: amount,
+});
+export type TokenUsage = z.infer<typeof tokenUsageSchema>;
+
+/** One finished trial as the runner classified it. Unreported measurements are null, never 0. */
+export const trialRecordSchema = z.strictObject({
+  variant: z.string().min(1),
+  task: z.string().min(1),
+  /** 1-based index of the trial within its variant × task cell. */
+  trial: z.int().min(1),
+  outcome: outcomeSchema,
+  /** Grade 0–100; null for infrastructure errors (they were never graded). */
+  score: z.number().min(0).max(100).nullable(),
+  costUsd: amount.nullable(),
+  credits: amount.nullable(),
+  tokens: tokenUsageSchema.nullable(),
+  turns: count.nullable(),
+  durationMs: amount.nullable(),
+});
+export type TrialRecord = z.infer<typeof trialRecordSchema>;
+
+export const pairedPolicySchema = z.strictObject({
+  kind: z.literal("paired-v1"),
+  /** Two-sided significance level; the interval's confidence level is 1 − alpha. */
+  alpha: z.number().gt(0).lt(1),
+  /** Completed (non-infrastructure) trials each compared variant needs on every task to accept. */
+  minTrials: z.int().min(1),
+  /** Highest allowed candidate ÷ baseline mean cost per completed trial. */
+  maxCostRatio: z.number().positive(),
+});
+export const heuristicPolicySchema = z.strictObject({ kind: z.literal("heuristic-v1") });
+export const verdictPolicySchema = z.discriminatedUnion("kind", [
+  pairedPolicySchema,
+  heuristicPolicySchema,
+]);
+export type PairedPolicy = z.infer<typeof pairedPolicySchema>;
+export type HeuristicPolicy = z.infer<typeof heuristicPolicySchema>;
+export type VerdictPolicy = z.infer<typeof verdictPolicySchema>;
+
+export const DEFAULT_PAIRED_POLICY: PairedPolicy = Object.freeze({
+  kind: "paired-v1",
+  alpha: 0.05,
+  minTrials: 5,
+  maxCostRatio: 1.25,
+});
+
+// ── aggregates ─────────────────────────────────────────────────────────────────────────────
+
+/** A pass rate two ways: infrastructure errors left out, and counted as failures. */
+export const rateSummarySchema = z.strictObject({
+  excludingInfra: rate,
+  infraAsFailure: rate,
+});
+export type RateSummary = z.infer<typeof rateSummarySchema>;
+
+/**
+ * A reported amount (USD, credits). `total` sums every trial that reported it, infrastructure
+ * errors included (the money was spent); the mean is per completed trial that reported it.
+ */
+export const amountSummarySchema = z.strictObject({
+  total: amount,
+  trialsReporting: count,
+  meanPerCompletedTrial: amount.nullable(),
+  completedTrialsReporting: count,
+});
+export type AmountSummary = z.infer<typeof amountSummarySchema>;
+
+export const tokenSummarySchema = z.strictObject({
+  total: tokenUsageSchema,
+  trialsReporting: count,
+  meanPerCompletedTrial: tokenUsageSchema.nullable(),
+  completedTrialsReporting: count,
+});
+export type TokenSummary = z.infer<typeof tokenSummarySchema>;
+
+export const durationSummarySchema = z.strictObject({
+  meanMs: amount,
+  medianMs: amount,
+  completedTrialsReporting: count,
+});
+export type DurationSummary = z.infer<typeof durationSummarySchema>;
+
+/** pass@k (at least one of k attempts passes) and pass^k (all k pass), unbiased estimates. */
+export const passAtKPointSchema = z.strictObject({
+  k: z.int().min(1),
+  passAtK: z.number().min(0).max(1),
+  passHatK: z.number().min(0).max(1),
+});
+export type PassAtKPoint = z.infer<typeof passAtKPointSchema>;
+
+export const passAtKCurvesSchema = z.strictObject({
+  /** n = completed trials, c = passed trials. */
+  excludingInfra: z.array(passAtKPointSchema),
+  /** n = all trials, c = passed trials. */
+  infraAsFailure: z.array(passAtKPointSchema),
+});
+export type PassAtKCurves = z.infer<typeof passAtKCurvesSchema>;
+
+const trialCountsShape = {
+  trials: count,
+  /** Trials that were not infrastructure errors (passed + failed). */
+  completed: count,
+  passed: count,
+  failed: count,
+  infraErrors: count,
+  passRate: rateSummarySchema,
+  /** Mean grade over completed trials that have one. */
+  meanScore: z.number().min(0).max(100).nullable(),
+  costUsd: amountSummarySchema.nullable(),
+  credits: amountSummarySchema.nullable(),
+  tokens: tokenSummarySchema.nullable(),
+  /** Mean turns per completed trial that reported them. */
+  meanTurns: amount.nullable(),
+  duration: durationSummarySchema.nullable(),
+};
+
+/** One variant on one task. */
+export const cellAggregateSchema = z.strictObject({
+  variant: z.string(),
+  task: z.string(),
+  ...trialCountsShape,
+  passAtK: passAtKCurvesSchema,
+});
+export type CellAggregate = z.infer<typeof cellAggregateSchema>;
+
+/** One variant over all tasks: counts and metrics pooled over its trials. */
+export const variantAggregateSchema = z.strictObject({
+  variant: z.string(),
+  tasks: count,
+  ...trialCountsShape,
+  /** Mean over tasks of each task's pass rate (every task weighs the same). */
+  taskMeanPassRate: rateSummarySchema,
+  /** Mean over tasks of each task's pass@k / pass^k, for k up to the smallest task's n. */
+  passAtK: passAtKCurvesSchema,
+});
+export type VariantAggregate = z.infer<typeof variantAggregateSchema>;
+
+export const aggregatesSchema = z.strictObject({
+  variants: z.array(variantAggregateSchema),
+  cells: z.array(cellAggregateSchema),
+});
+export type Aggregates = z.infer<typeof aggregatesSchema>;
+
+// ── comparisons and verdict ────────────────────────────────────────────────────────────────
+
+export const verdictStatusSchema = z.enum([
+  "accept",
+  "reject",
+  "need_more_work",
+  "infrastructure_error",
+]);
+export type VerdictStatus = z.infer<typeof verdictStatusSchema>;
+
+export const intervalMethodSchema = z.enum(["newcombe-hybrid-score", "stratified-newcombe-mover"]);
+export type IntervalMethod = z.infer<typeof intervalMethodSchema>;
+
+/** A two-sided confidence interval for a pass-rate difference (candidate − baseline). */
+export const differenceIntervalSchema = z.strictObject({
+  lower: z.number().min(-1).max(1),
+  upper: z.number().min(-1).max(1),
+  /** Confidence level, 1 − alpha. */
+  level: z.number().gt(0).lt(1),
+  method: intervalMethodSchema,
+});
+export type DifferenceInterval = z.infer<typeof differenceIntervalSchema>;
+
+export const exactTestMethodSchema = z.enum(["fisher-exact", "stratified-exact-conditional"]);
+export type ExactTestMethod = z.infer<typeof exactTestMethodSchema>;
+
+/** A task on which the majority outcome changed between the baseline and the candidate. */
+export const flippedTaskSchema = z.strictObject({
+  task: z.string(),
+  /** `improved`: baseline failed the majority, candidate passed the majority; `regressed`: the reverse. */
+  direction: z.enum(["improved", "regressed"]),
+  variantPassRate: z.number().min(0).max(1),
+  baselinePassRate: z.number().min(0).max(1),
+});
+export type FlippedTask = z.infer<typeof flippedTaskSchema>;
+
+export const costCheckSchema = z.strictObject({
+  currency: z.enum(["usd", "credits"]),
+  status: z.enum(["passed", "failed", "skipped"]),
+  /** Candidate ÷ baseline mean cost per completed trial; null when not computable. */
+  ratio: amount.nullable(),
+  maxRatio: z.number().positive(),
+  detail: z.string(),
+});
+export type CostCheck = z.infer<typeof costCheckSchema>;
+
+const pairOf = <T extends z.ZodType>(schema: T) =>
+  z.strictObject({ variant: schema, baseline: schema });
+
+export const comparisonSchema = z.strictObject({
+  variant: z.string(),
+  baseline: z.string(),
+  status: verdictStatusSchema,
+  reason: z.string(),
+  /** Tasks on which both variants have completed trials; the comparison uses only these. */
+  tasks: z.array(z.string()),
+  /** Mean over the compared tasks of each task's pass rate. */
+  passRate: pairOf(rateSummarySchema),
+  /** Pass-rate difference, infrastructure errors excluded (what the decision uses). */
+  difference: z.number().min(-1).max(1).nullable(),
+  interval: differenceIntervalSchema.nullable(),
+  /** The same difference and interval with infrastructure errors counted as failures. */
+  infraAsFailure: z.strictObject({
+    difference: z.number().min(-1).max(1).nullable(),
+    interval: differenceIntervalSchema.nullable(),
+  }),
+  /** Two-sided exact p-value for "no difference", infrastructure errors excluded. */
+  exactPValue: z.number().min(0).max(1).nullable(),
+  exactTestMethod: exactTestMethodSchema.nullable(),
+  meanScore: pairOf(z.number().min(0).max(100).nullable()),
+  /** Mean cost per completed trial (mean over the compared tasks). */
+  meanCostUsd: pairOf(amount.nullable()),
+  meanCredits: pairOf(amount.nullable()),
+  costRatio: z.strictObject({ usd: amount.nullable(), credits: amount.nullable() }),
+  costChecks: z.array(costCheckSchema),
+  /** Pass rate (infrastructure errors excluded) per USD / per credit spent on a completed trial. */
+  passRatePerUsd: pairOf(amount.nullable()),
+  passRatePerCredit: pairOf(amount.nullable()),
+  flippedTasks: z.array(flippedTaskSchema),
+  /** paired-v1: both variants have at least minTrials completed trials on every task; null for heuristic-v1. */
+  enoughTrials: z.boolean().nullable(),
+});
+export type Comparison = z.infer<typeof comparisonSchema>;
+
+export const verdictSchema = z.strictObject({
+  status: verdictStatusSchema,
+  reason: z.string(),
+  policy: verdictPolicySchema,
+  baseline: z.string(),
+  /** The accepted candidate with the largest pass-rate difference; null unless status is accept. */
+  best: z.string().nullable(),
+  comparisons: z.array(comparisonSchema),
+});
+export type Verdict = z.infer<typeof verdictSchema>;
+
+/** What `verdict.json` embeds: the verdict with the aggregates it was decided from. */
+export const verdictStatisticsSchema = verdictSchema.extend({ aggregates: aggregatesSchema });
+export type VerdictStatistics = z.infer<typeof verdictStatisticsSchema>;
+
+export interface VerdictOptions {
+  baseline: string;
+  policy: VerdictPolicy;
+  /** Planned variants; a planned variant without records counts as having no completed trial. */
+  variants?: readonly string[];
+  /** Planned tasks; a planned task without records for a variant counts as no completed trial. */
+  tasks?: readonly string[];
+}
+
+export interface StoppingOptions extends VerdictOptions {
+  /** Trials planned per variant per task (the manifest's trial count). */
+  plannedTrials: number;
+}
+
+export const stoppingDecisionSchema = z.strictObject({
+  /** True when no outcome of the remaining planned trials can change the overall status. */
+  canStop: z.boolean(),
+  /** The settled status when canStop is true, else null. */
+  status: verdictStatusSchema.nullable(),
+  /** Status if every remaining candidate trial fails and every remaining baseline trial passes. */
+  worstCase: verdictStatusSchema,
+  /** Status if every remaining candidate trial passes and every remaining baseline trial fails. */
+  bestCase: verdictStatusSchema,
+  remainingTrials: count,
+  reason: z.string(),
+});
+export type StoppingDecision = z.infer<typeof stoppingDecisionSchema>;

@@ -1,0 +1,170 @@
+// The verdict: every candidate compared with the baseline under the chosen policy, and one
+// overall status from those comparisons.
+import { aggregateLayout } from "./aggregate.js";
+import { CellIndex, describeMissing, type MissingCell, pairStatistics } from "./comparison.js";
+import {
+  type Comparison,
+  type TrialRecord,
+  type Verdict,
+  type VerdictOptions,
+  type VerdictPolicy,
+  type VerdictStatistics,
+  type VerdictStatus,
+  verdictPolicySchema,
+} from "./contract.js";
+import { formatSigned, plural } from "./format.js";
+import { decideHeuristic, HEURISTIC_REPORTING_ALPHA } from "./heuristic.js";
+import { compareText, type Layout, layoutOf } from "./layout.js";
+import { decidePaired } from "./paired.js";
+
+function checkedPolicy(policy: VerdictPolicy): VerdictPolicy {
+  const parsed = verdictPolicySchema.safeParse(policy);
+  if (!parsed.success)
+    throw new RangeError(
+      `invalid verdict policy: ${parsed.error.issues.map((i) => i.message).join("; ")}`,
+    );
+  return parsed.data;
+}
+
+/** Ranks accepted candidates: larger difference, then larger lower bound, then larger score gap, then name. */
+function betterFirst(a: Comparison, b: Comparison): number {
+  const byNumber = (x: number | null | undefined, y: number | null | undefined) =>
+    (y ?? -Infinity) - (x ?? -Infinity);
+  const scoreGap = (c: Comparison) =>
+    c.meanScore.variant !== null && c.meanScore.baseline !== null
+      ? c.meanScore.variant - c.meanScore.baseline
+      : null;
+  return (
+    byNumber(a.difference, b.difference) ||
+    byNumber(a.interval?.lower, b.interval?.lower) ||
+    byNumber(scoreGap(a), scoreGap(b)) ||
+    compareText(a.variant, b.variant)
+  );
+}
+
+function compareAll(
+  layout: Layout,
+  cells: CellIndex,
+  baseline: string,
+  policy: VerdictPolicy,
+): Comparison[] {
+  const alpha = policy.kind === "paired-v1" ? policy.alpha : HEURISTIC_REPORTING_ALPHA;
+  return layout.variants
+    .filter((variant) => variant !== baseline)
+    .map((variant) => {
+      const stats = pairStatistics(cells, layout.tasks, variant, baseline, alpha);
+      const decision =
+        policy.kind === "paired-v1" ? decidePaired(stats, policy) : decideHeuristic(stats);
+      return {
+        variant,
+        baseline,
+        status: decision.status,
+        reason: decision.reason,
+        tasks: stats.tasks,
+        passRate: stats.passRate,
+        difference: stats.difference,
+        interval: stats.interval,
+        infraAsFailure: stats.infraAsFailure,
+        exactPValue: stats.exactPValue,
+        exactTestMethod: stats.exactTestMethod,
+        meanScore: stats.meanScore,
+        meanCostUsd: stats.meanCostUsd,
+        meanCredits: stats.meanCredits,
+        costRatio: stats.costRatio,
+        costChecks: decision.costChecks,
+        passRatePerUsd: stats.passRatePerUsd,
+        passRatePerCredit: stats.passRatePerCredit,
+        flippedTasks: stats.flippedTasks,
+        enoughTrials: decision.enoughTrials,
+      };
+    });
+}
+
+function missingCells(layout: Layout, cells: CellIndex): MissingCell[] {
+  const missing: MissingCell[] = [];
+  for (const variant of layout.variants)
+    for (const task of layout.tasks) {
+      const cell = cells.get(variant, task);
+      if (cell.completed === 0)
+        missing.push({ variant, task, trials: cell.trials, infraErrors: cell.infraErrors });
+    }
+  return missing;
+}
+
+function overall(
+  comparisons: readonly Comparison[],
+  missing: readonly MissingCell[],
+  baseline: string,
+): { status: VerdictStatus; reason: string; best: string | null } {
+  if (missing.length > 0)
+    return {
+      status: "infrastructure_error",
+      reason: `no verdict: no completed trial for ${describeMissing(missing)}`,
+      best: null,
+    };
+  if (comparisons.length === 1) {
+    const only = comparisons[0] as Comparison;
+    return {
+      status: only.status,
+      reason: only.reason,
+      best: only.status === "accept" ? only.variant : null,
+    };
+  }
+  const details = comparisons.map((c) => `${c.variant}: ${c.status} — ${c.reason}`).join(". ");
+  const accepted = comparisons.filter((c) => c.status === "accept").sort(betterFirst);
+  const total = comparisons.length;
+  if (accepted.length > 0) {
+    const best = accepted[0] as Comparison;
+    const gap = best.difference === null ? "" : ` (difference ${formatSigned(best.difference)})`;
+    return {
+      status: "accept",
+      reason: `${accepted.length} of ${plural(total, "candidate")} accepted; best: ${best.variant}${gap}. ${details}`,
+      best: best.variant,
+    };
+  }
+  if (comparisons.every((c) => c.status === "reject"))
+    return {
+      status: "reject",
+      reason: `all ${total} candidates are worse than ${baseline}. ${details}`,
+      best: null,
+    };
+  return {
+    status: "need_more_work",
+    reason: `no candidate accepted and not all rejected. ${details}`,
+    best: null,
+  };
+}
+
+function verdictOf(layout: Layout, cells: CellIndex, options: VerdictOptions): Verdict {
+  const policy = checkedPolicy(options.policy);
+  if (options.variants !== undefined && !options.variants.includes(options.baseline))
+    throw new RangeError(`the baseline ${options.baseline} is not among the planned variants`);
+  if (layout.variants.length < 2)
+    throw new RangeError(
+      `a verdict needs at least one variant besides the baseline ${options.baseline}`,
+    );
+  const comparisons = compareAll(layout, cells, options.baseline, policy);
+  const decided = overall(comparisons, missingCells(layout, cells), options.baseline);
+  return { ...decided, policy, baseline: options.baseline, comparisons };
+}
+
+/**
+ * Compares every variant with `options.baseline` under `options.policy`. Overall status:
+ * infrastructure_error if any variant has a task without a completed trial; with one
+ * candidate, that comparison's status; with several, accept if any is accepted (`best` names
+ * it), reject if all are rejected, need_more_work otherwise.
+ */
+export function decideVerdict(trials: readonly TrialRecord[], options: VerdictOptions): Verdict {
+  const layout = layoutOf(trials, options);
+  return verdictOf(layout, new CellIndex(aggregateLayout(layout)), options);
+}
+
+/** The verdict together with the aggregates it was decided from: what `verdict.json` embeds. */
+export function computeVerdictStatistics(
+  trials: readonly TrialRecord[],
+  options: VerdictOptions,
+): VerdictStatistics {
+  const layout = layoutOf(trials, options);
+  const aggregates = aggregateLayout(layout);
+  return { ...verdictOf(layout, new CellIndex(aggregates), options), aggregates };
+}

@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_PAIRED_POLICY, decideVerdict, type PairedPolicy } from "../../src/stats/index.js";
+import { type CellSpec, twoVariants } from "./support.js";
+
+const verdict = (candidate: CellSpec, baseline: CellSpec, policy: Partial<PairedPolicy> = {}) =>
+  decideVerdict(twoVariants(candidate, baseline), {
+    baseline: "H0",
+    policy: { ...DEFAULT_PAIRED_POLICY, ...policy },
+  });
+
+describe("paired-v1 verdict, one task", () => {
+  it("accepts when the interval lies above 0, trials suffice and the cost is within the limit", () => {
+    const result = verdict({ passed: 5, costUsd: 0.11 }, { failed: 5, costUsd: 0.1 });
+    expect(result.status).toBe("accept");
+    expect(result.best).toBe("H1");
+    expect(result.reason).toContain(
+      "pass rate 1.00 vs 0.00, difference +1.00 (95% CI +0.39 to +1.00), 5 completed trials each",
+    );
+    expect(result.reason).toContain("USD cost ratio 1.10 ≤ 1.25");
+    const [comparison] = result.comparisons;
+    expect(comparison).toMatchObject({
+      variant: "H1",
+      baseline: "H0",
+      status: "accept",
+      tasks: ["readme"],
+      difference: 1,
+      interval: { upper: 1, level: 0.95, method: "newcombe-hybrid-score" },
+      exactTestMethod: "fisher-exact",
+      enoughTrials: true,
+      flippedTasks: [
+        { task: "readme", direction: "improved", variantPassRate: 1, baselinePassRate: 0 },
+      ],
+    });
+    expect(comparison?.interval?.lower).toBeCloseTo(0.385549, 5);
+    expect(comparison?.exactPValue).toBeCloseTo(2 / 252, 12);
+    expect(comparison?.costRatio.usd).toBeCloseTo(1.1, 12);
+    expect(comparison?.passRatePerUsd.variant).toBeCloseTo(1 / 0.11, 10);
+    expect(comparison?.passRatePerUsd.baseline).toBe(0);
+  });
+
+  it("rejects when the interval lies below 0, even with few trials", () => {
+    const result = verdict({ failed: 3 }, { passed: 3 });
+    expect(result.status).toBe("reject");
+    expect(result.reason).toMatch(
+      /^H1 is worse than H0 \(the interval lies below 0\): pass rate 0\.00 vs 1\.00, difference -1\.00/,
+    );
+    expect(result.comparisons[0]?.flippedTasks).toEqual([
+      { task: "readme", direction: "regressed", variantPassRate: 0, baselinePassRate: 1 },
+    ]);
+  });
+
+  it("needs more work when the interval includes 0 (4 of 5 against 1 of 5)", () => {
+    const result = verdict({ passed: 4, failed: 1 }, { passed: 1, failed: 4 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toBe(
+      "H1 is not clearly different from H0 (the interval includes 0): pass rate 0.80 vs 0.20, difference +0.60 (95% CI -0.00 to +0.83), 5 completed trials each",
+    );
+  });
+
+  it("needs more work when the interval is above 0 but a variant has fewer than minTrials completed trials", () => {
+    const short = verdict({ passed: 4 }, { failed: 4 });
+    expect(short.comparisons[0]?.interval?.lower).toBeGreaterThan(0);
+    expect(short.status).toBe("need_more_work");
+    expect(short.comparisons[0]?.enoughTrials).toBe(false);
+    expect(short.reason).toContain("too few trials to accept");
+    expect(short.reason).toContain(
+      "H1 has 4 completed trials on task readme, H0 has 4 completed trials on task readme (policy needs at least 5)",
+    );
+    expect(verdict({ passed: 4 }, { failed: 4 }, { minTrials: 4 }).status).toBe("accept");
+  });
+
+  it("counts only completed trials toward minTrials", () => {
+    const result = verdict({ passed: 5 }, { failed: 4, infra: 1 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toContain("H0 has 4 completed trials on task readme");
+  });
+
+  it("needs more work when the candidate costs more than maxCostRatio times the baseline", () => {
+    const result = verdict({ passed: 5, costUsd: 0.2 }, { failed: 5, costUsd: 0.1 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toContain("H1 is better than H0 but costs too much");
+    expect(result.reason).toContain("USD cost ratio 2.00 > 1.25");
+    expect(result.comparisons[0]?.costChecks[0]).toMatchObject({
+      currency: "usd",
+      status: "failed",
+      ratio: 2,
+      maxRatio: 1.25,
+    });
+    expect(
+      verdict({ passed: 5, costUsd: 0.2 }, { failed: 5, costUsd: 0.1 }, { maxCostRatio: 2 }).status,
+    ).toBe("accept");
+  });
+
+  it("shows a ratio just over the limit with enough decimals to see it is over", () => {
+    const result = verdict({ passed: 5, costUsd: 1.2504 }, { failed: 5, costUsd: 1 });
+    expect(result.reason).toContain("USD cost ratio 1.2504 > 1.25");
+  });
+
+  it("tests credits when only credits are reported", () => {
+    const result = verdict({ passed: 5, credits: 130 }, { failed: 5, credits: 100 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toContain("credits cost ratio 1.30 > 1.25");
+    expect(result.reason).toContain("USD cost test skipped: neither variant reported USD");
+    expect(result.comparisons[0]?.costRatio).toEqual({ usd: null, credits: 1.3 });
+    expect(verdict({ passed: 5, credits: 120 }, { failed: 5, credits: 100 }).status).toBe("accept");
+  });
+
+  it("skips the cost test when the baseline's cost is 0 and says so", () => {
+    const result = verdict({ passed: 5, costUsd: 3 }, { failed: 5, costUsd: 0 });
+    expect(result.status).toBe("accept");
+    expect(result.reason).toContain("USD cost test skipped: H0's USD cost is 0");
+    expect(result.comparisons[0]?.costRatio.usd).toBeNull();
+  });
+
+  it("skips the cost test when only the baseline reported a cost and says so", () => {
+    const result = verdict({ passed: 5 }, { failed: 5, costUsd: 0.1 });
+    expect(result.status).toBe("accept");
+    expect(result.reason).toContain("USD cost test skipped: H1 reported no USD");
+  });
+
+  it("decides on completed trials and also reports the rates with infrastructure errors as failures", () => {
+    const result = verdict({ passed: 5, infra: 3 }, { failed: 5 });
+    expect(result.status).toBe("accept");
+    expect(result.reason).toContain(
+      "3 infrastructure errors excluded (counted as failures: pass rate 0.63 vs 0.00)",
+    );
+    const [comparison] = result.comparisons;
+    expect(comparison?.passRate.variant).toEqual({ excludingInfra: 1, infraAsFailure: 5 / 8 });
+    expect(comparison?.infraAsFailure.difference).toBe(5 / 8);
+    expect(comparison?.infraAsFailure.interval?.lower).toBeLessThan(
+      comparison?.interval?.lower ?? 0,
+    );
+  });
+
+  it("uses the policy's alpha for the interval and names the level", () => {
+    const at95 = verdict({ passed: 8, failed: 2 }, { passed: 3, failed: 7 });
+    const at99 = verdict({ passed: 8, failed: 2 }, { passed: 3, failed: 7 }, { alpha: 0.01 });
+    expect(at95.status).toBe("accept");
+    expect(at99.status).toBe("need_more_work");
+    expect(at99.reason).toContain("(99% CI -0.05 to +0.77)");
+    expect(at99.comparisons[0]?.interval?.level).toBe(0.99);
+  });
+
+  it("gives infrastructure_error when the candidate completed no trial", () => {
+    const result = verdict({ infra: 3 }, { passed: 5 });
+    expect(result.status).toBe("infrastructure_error");
+    expect(result.reason).toBe(
+      "no verdict: no completed trial for H1 on task readme (3 infrastructure errors)",
+    );
+    expect(result.comparisons[0]).toMatchObject({
+      status: "infrastructure_error",
+      difference: null,
+      interval: null,
+      exactPValue: null,
+    });
+  });
+
+  it("gives infrastructure_error when the baseline has no trials at all", () => {
+    const result = decideVerdict(twoVariants({ passed: 5 }, {}), {
+      baseline: "H0",
+      policy: DEFAULT_PAIRED_POLICY,
+    });
+    expect(result.status).toBe("infrastructure_error");
+    expect(result.reason).toContain("H0 on task readme (no trials)");
+  });
+
+  it("handles one trial each without accepting", () => {
+    const result = verdict({ passed: 1 }, { failed: 1 }, { minTrials: 1 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toContain("1 completed trial each");
+  });
+
+  it("does not call equal all-pass or all-fail results different", () => {
+    expect(verdict({ passed: 10 }, { passed: 10 }).status).toBe("need_more_work");
+    const allFail = verdict({ failed: 10 }, { failed: 10 });
+    expect(allFail.status).toBe("need_more_work");
+    expect(allFail.comparisons[0]?.exactPValue).toBe(1);
+    expect(allFail.comparisons[0]?.flippedTasks).toEqual([]);
+  });
+});

@@ -1,0 +1,44 @@
+import type { Outcome, TrialRecord } from "../../src/stats/index.js";
+
+export interface CellSpec {
+  passed?: number;
+  failed?: number;
+  infra?: number;
+  /** USD per completed trial (infrastructure errors report none); null = not reported. */
+  costUsd?: number | null;
+  credits?: number | null;
+  /** Score of passed / failed trials. */
+  passScore?: number;
+  failScore?: number;
+  /** Number the first trial of the cell with this (default 1). */
+  firstTrial?: number;
+}
+
+/** The records of one variant on one task: passes first, then failures, then infrastructure errors. */
+export function cell(variant: string, task: string, spec: CellSpec): TrialRecord[] {
+  const outcomes: Outcome[] = [
+    ...Array<Outcome>(spec.passed ?? 0).fill("passed"),
+    ...Array<Outcome>(spec.failed ?? 0).fill("failed"),
+    ...Array<Outcome>(spec.infra ?? 0).fill("infrastructure_error"),
+  ];
+  return outcomes.map((outcome, i) => {
+    const infra = outcome === "infrastructure_error";
+    return {
+      variant,
+      task,
+      trial: (spec.firstTrial ?? 1) + i,
+      outcome,
+      score: infra ? null : outcome === "passed" ? (spec.passScore ?? 100) : (spec.failScore ?? 0),
+      costUsd: infra ? null : spec.costUsd === undefined ? null : spec.costUsd,
+      credits: infra ? null : spec.credits === undefined ? null : spec.credits,
+      tokens: null,
+      turns: null,
+      durationMs: null,
+    };
+  });
+}
+
+/** A single-task experiment: `H1` (candidate) against `H0` (baseline) on task `readme`. */
+export function twoVariants(candidate: CellSpec, baseline: CellSpec): TrialRecord[] {
+  return [...cell("H1", "readme", candidate), ...cell("H0", "readme", baseline)];
+}
