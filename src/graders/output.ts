@@ -1,0 +1,61 @@
+import type { CommandResult } from "../shared/index.js";
+
+/** Characters of stdout/stderr kept in evidence: enough to show a failing assertion or stack. */
+export const OUTPUT_TAIL_CHARS = 4000;
+
+/** The last `limit` characters of `text`, marked when something was dropped. */
+export function tail(text: string, limit = OUTPUT_TAIL_CHARS): string {
+  if (text.length <= limit) return text;
+  return `[… ${text.length - limit} earlier characters dropped …]\n${text.slice(-limit)}`;
+}
+
+/**
+ * Replaces machine-specific absolute paths (the temporary trial root, a temporary HOME)
+ * with stable placeholders so evidence is comparable across trials and leaks no paths.
+ * Longer paths are replaced first so a path and its realpath never leave fragments.
+ */
+export function scrubPaths(text: string, replacements: ReadonlyMap<string, string>): string {
+  let out = text;
+  const ordered = [...replacements].filter(([from]) => from.length > 0);
+  ordered.sort((a, b) => b[0].length - a[0].length);
+  for (const [from, to] of ordered) out = out.split(from).join(to);
+  return out;
+}
+
+/** What a grader keeps of a finished command: outcome and output tails, paths scrubbed. */
+export interface CommandEvidence {
+  argv: string[];
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  spawnError?: string;
+  durationMs: number;
+  stdoutTail: string;
+  stderrTail: string;
+}
+
+export function commandEvidence(
+  result: CommandResult,
+  replacements: ReadonlyMap<string, string>,
+): CommandEvidence {
+  const scrub = (text: string) => scrubPaths(text, replacements);
+  return {
+    argv: result.argv.map(scrub),
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    ...(result.spawnError === undefined ? {} : { spawnError: scrub(result.spawnError) }),
+    durationMs: result.durationMs,
+    stdoutTail: tail(scrub(result.stdout)),
+    stderrTail: tail(scrub(result.stderr)),
+  };
+}
+
+/** One line saying how a command ended, for a check's `detail`. */
+export function describeOutcome(result: CommandResult, timeoutMs: number): string {
+  if (result.spawnError !== undefined) return `could not start: ${result.spawnError}`;
+  if (result.timedOut) return `timed out after ${timeoutMs} ms (process group killed)`;
+  if (result.aborted) return "aborted";
+  if (result.signal !== null) return `killed by ${result.signal}`;
+  return `exited with code ${result.exitCode}`;
+}

@@ -1,0 +1,374 @@
+import { lstat, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { npmArgv, runCommand } from "../../shared/index.js";
+import { type CommandEvidence, commandEvidence, describeOutcome } from "../output.js";
+import { evaluateScope } from "../scope.js";
+import { resolveInsideTrial } from "../trial-paths.js";
+import type { Grade, GradeCheck, GradeContext, Grader } from "../types.js";
+import { weightedScore } from "../types.js";
+import {
+  checkBehaviorEvidence,
+  checkClaims,
+  checkInstallation,
+  checkPublicApi,
+  checkStructure,
+  type ExportProbe,
+  makeCheck,
+  README_PACKAGE_WEIGHTS,
+} from "./checks.js";
+import type { ReadmePackageContract } from "./contract.js";
+import { checkLinks } from "./links.js";
+import { parseReadme, type ReadmeDocument, sectionCodeBlocks } from "./markdown.js";
+import {
+  displaySandboxArgv,
+  runSandboxedNode,
+  type SandboxRun,
+  sandboxEnv,
+  temporaryHome,
+} from "./sandbox.js";
+import { type ScreenFinding, screenExample } from "./screen.js";
+
+export const README_PACKAGE_GRADER_ID = "readme-package-v1";
+
+/** The heading whose section holds the examples that must run. */
+export const QUICK_START_HEADING = "Quick Start";
+
+/** A README larger than this is not graded (it is not a README a person reads). */
+export const MAX_README_BYTES = 2 * 1024 * 1024;
+
+export interface ReadmePackageGraderOptions {
+  /** Per Quick Start block (default 30 s). */
+  quickStartTimeoutMs?: number;
+  /** For `npm test` (default 60 s). */
+  packageTestTimeoutMs?: number;
+  /** For the process that reads the package's exports (default 30 s). */
+  exportProbeTimeoutMs?: number;
+  /** Node binary for the sandboxed runs (default: the one running the harness). */
+  nodeExecutable?: string;
+}
+
+interface PackageInfo {
+  name?: string;
+  problem?: string;
+}
+
+async function readPackageInfo(realRoot: string): Promise<PackageInfo> {
+  const located = await resolveInsideTrial(realRoot, "package.json");
+  if (!located.ok) return { problem: `package.json: ${located.message}` };
+  try {
+    // Parsing JSON runs no code; the file is agent-reachable data and is treated as such.
+    const parsed: unknown = JSON.parse(await readFile(located.absolute, "utf8"));
+    const name = (parsed as { name?: unknown } | null)?.name;
+    if (typeof name !== "string" || !/^(?:@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(name))
+      return { problem: "package.json has no valid name" };
+    return { name };
+  } catch (error) {
+    return { problem: `package.json is not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+const PROBE_MARKER = "@@harness-exports@@";
+
+/**
+ * The export-reading program, run in a separate permission-model process: the package
+ * entry is agent-reachable code and must never be imported into the grader itself.
+ * It imports the package by its own name, so Node resolves it through `exports`.
+ */
+function exportProbeSource(packageName: string): string {
+  return [
+    "const write = process.stdout.write.bind(process.stdout);",
+    `const report = (value) => write(${JSON.stringify(PROBE_MARKER)} + JSON.stringify(value) + "\\n", () => process.exit(0));`,
+    "try {",
+    `  const namespace = await import(${JSON.stringify(packageName)});`,
+    "  report({ ok: true, exports: Object.keys(namespace).sort() });",
+    "} catch (error) {",
+    '  report({ ok: false, error: (error?.code ? error.code + ": " : "") + (error?.message ?? String(error)) });',
+    "}",
+  ].join("\n");
+}
+
+function parseProbe(stdout: string): ExportProbe | undefined {
+  const line = stdout
+    .split("\n")
+    .reverse()
+    .find((l) => l.startsWith(PROBE_MARKER));
+  if (line === undefined) return undefined;
+  try {
+    const value = JSON.parse(line.slice(PROBE_MARKER.length)) as {
+      ok?: unknown;
+      exports?: unknown;
+      error?: unknown;
+    };
+    const exports = Array.isArray(value.exports)
+      ? value.exports.filter((e): e is string => typeof e === "string")
+      : [];
+    return {
+      ok: value.ok === true,
+      exports,
+      ...(typeof value.error === "string" ? { error: value.error } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+interface QuickStartBlockEvidence {
+  block: number;
+  line: number;
+  lang: string;
+  passed: boolean;
+  problem?: string;
+  screen: ScreenFinding[];
+  run?: CommandEvidence;
+}
+
+interface Session {
+  context: GradeContext;
+  realRoot: string;
+  sandbox: SandboxRun;
+  replacements: Map<string, string>;
+  packageInfo: PackageInfo;
+}
+
+/** Writes a file that must not exist yet, refusing to follow a symlink planted under that name. */
+async function writeNewFile(path: string, content: string): Promise<string | undefined> {
+  try {
+    await writeFile(path, content, { flag: "wx" });
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "EEXIST"
+      ? `${path.split(/[\\/]/).pop()} already exists in the repository`
+      : `could not write the example file (${code ?? String(error)})`;
+  }
+}
+
+async function gradeQuickStart(
+  document: ReadmeDocument,
+  contract: ReadmePackageContract,
+  session: Session,
+  timeoutMs: number,
+): Promise<GradeCheck> {
+  const section = sectionCodeBlocks(document, QUICK_START_HEADING);
+  if (section === null)
+    return makeCheck("quick-start", false, `no "${QUICK_START_HEADING}" heading`, { blocks: [] });
+  const languages = new Set(contract.exampleLanguages.map((l) => l.toLowerCase()));
+  const runnable = section.blocks.filter((b) => b.lang !== null && languages.has(b.lang));
+  const skipped = section.blocks
+    .filter((b) => !runnable.includes(b))
+    .map((b) => ({ line: b.line, lang: b.lang }));
+  if (runnable.length === 0)
+    return makeCheck(
+      "quick-start",
+      false,
+      `no ${[...languages].join("/")} code block under "${section.heading.text}" (line ${section.heading.line})`,
+      { heading: section.heading.text, blocks: [], skipped },
+    );
+  const blocks: QuickStartBlockEvidence[] = [];
+  for (const [index, block] of runnable.entries()) {
+    const number = index + 1;
+    const evidence: QuickStartBlockEvidence = {
+      block: number,
+      line: block.line,
+      lang: block.lang ?? "",
+      passed: false,
+      screen: [],
+    };
+    blocks.push(evidence);
+    const screen = screenExample(block.value, session.packageInfo.name);
+    evidence.screen = screen.findings;
+    if (!screen.ok) {
+      evidence.problem = `rejected before running: ${screen.findings
+        .map((f) => `${f.message} (line ${f.line})`)
+        .join("; ")}`;
+      continue;
+    }
+    const fileName = `.harness-quickstart-${number}.mjs`;
+    const filePath = join(session.realRoot, fileName);
+    const writeProblem = await writeNewFile(filePath, block.value);
+    if (writeProblem !== undefined) {
+      evidence.problem = writeProblem;
+      continue;
+    }
+    try {
+      const result = await runSandboxedNode([fileName], { ...session.sandbox, timeoutMs });
+      evidence.run = commandEvidence(result, session.replacements);
+      evidence.run.argv = displaySandboxArgv(evidence.run.argv);
+      evidence.passed = !result.timedOut && !result.aborted && result.exitCode === 0;
+      if (!evidence.passed) {
+        const thrown = evidence.run.stderrTail.match(/^\w*(?:Error|Exception)\b[^\n]*/m)?.[0];
+        evidence.problem = `${describeOutcome(result, timeoutMs)}${thrown ? `: ${thrown.slice(0, 300)}` : ""}`;
+      }
+    } finally {
+      await rm(filePath, { force: true });
+    }
+  }
+  const failed = blocks.filter((b) => !b.passed);
+  return makeCheck(
+    "quick-start",
+    failed.length === 0,
+    failed.length === 0
+      ? `${blocks.length} example block(s) ran and exited 0`
+      : failed.map((b) => `block ${b.block} (README line ${b.line}): ${b.problem}`).join("; "),
+    { heading: section.heading.text, blocks, skipped },
+  );
+}
+
+async function probeExports(
+  session: Session,
+  timeoutMs: number,
+): Promise<{ probe: ExportProbe; evidence: unknown }> {
+  const name = session.packageInfo.name;
+  if (name === undefined)
+    return {
+      probe: { ok: false, exports: [], error: session.packageInfo.problem ?? "no package name" },
+      evidence: null,
+    };
+  const result = await runSandboxedNode(
+    ["--input-type=module", "--eval", exportProbeSource(name)],
+    {
+      ...session.sandbox,
+      timeoutMs,
+    },
+  );
+  const evidence = commandEvidence(result, session.replacements);
+  // The probe source itself is ours and long; keep evidence about the outcome, not our code.
+  evidence.argv = displaySandboxArgv(evidence.argv).map((arg) =>
+    arg.includes(PROBE_MARKER) ? "<export probe>" : arg,
+  );
+  const parsed = parseProbe(result.stdout);
+  if (parsed !== undefined) return { probe: parsed, evidence };
+  return {
+    probe: { ok: false, exports: [], error: describeOutcome(result, timeoutMs) },
+    evidence,
+  };
+}
+
+async function gradePackageTests(session: Session, timeoutMs: number): Promise<GradeCheck> {
+  const argv = npmArgv(["test"]);
+  const result = await runCommand(argv, {
+    cwd: session.realRoot,
+    env: {
+      ...sandboxEnv(session.sandbox.home),
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    },
+    timeoutMs,
+    maxOutputBytes: 64 * 1024,
+    ...(session.context.signal === undefined ? {} : { signal: session.context.signal }),
+  });
+  const passed = !result.timedOut && !result.aborted && result.exitCode === 0;
+  return makeCheck(
+    "package-tests",
+    passed,
+    `npm test ${describeOutcome(result, timeoutMs)}`,
+    commandEvidence(result, session.replacements),
+  );
+}
+
+function finish(checks: GradeCheck[]): Grade {
+  return {
+    grader: README_PACKAGE_GRADER_ID,
+    checks,
+    score: weightedScore(checks),
+    passed: checks.every((c) => c.passed),
+  };
+}
+
+/**
+ * The `readme-package-v1` grader of SPEC §5.4. Agent-written code (the README's examples,
+ * the package entry, the package's tests) only ever runs in child processes; examples and
+ * the export probe run under Node's permission model with read-only access to the trial.
+ */
+export function createReadmePackageGrader(
+  contract: ReadmePackageContract,
+  options: ReadmePackageGraderOptions = {},
+): Grader {
+  const quickStartTimeoutMs = options.quickStartTimeoutMs ?? 30_000;
+  const packageTestTimeoutMs = options.packageTestTimeoutMs ?? 60_000;
+  const exportProbeTimeoutMs = options.exportProbeTimeoutMs ?? 30_000;
+  const nodeExecutable = options.nodeExecutable ?? process.execPath;
+  return {
+    id: README_PACKAGE_GRADER_ID,
+    async grade(context: GradeContext): Promise<Grade> {
+      const scope = evaluateScope(
+        context.changedFiles,
+        context.expectedFiles,
+        "exact",
+        README_PACKAGE_WEIGHTS.scope,
+      );
+      const realRoot = await realpath(context.trialRoot);
+      const readme = await resolveInsideTrial(realRoot, "README.md");
+      const stats = readme.ok ? await lstat(readme.absolute) : undefined;
+      if (!readme.ok || stats === undefined || !stats.isFile() || stats.size > MAX_README_BYTES) {
+        const why = !readme.ok
+          ? readme.message.replace(/^README\.md /, "")
+          : !stats?.isFile()
+            ? "is not a regular file"
+            : `is larger than ${MAX_README_BYTES} bytes`;
+        // SPEC §5.4: without a README nothing else can be judged; only scope is reported beside it.
+        return finish([scope, makeCheck("readme-exists", false, `README.md ${why}`)]);
+      }
+      const document = parseReadme(await readFile(readme.absolute, "utf8"));
+      const packageInfo = await readPackageInfo(realRoot);
+      const home = await temporaryHome();
+      const session: Session = {
+        context,
+        realRoot,
+        packageInfo,
+        sandbox: {
+          nodeExecutable,
+          realRoot,
+          home: home.path,
+          timeoutMs: quickStartTimeoutMs,
+          ...(context.signal === undefined ? {} : { signal: context.signal }),
+        },
+        replacements: new Map([
+          [context.trialRoot, "<trial-root>"],
+          [realRoot, "<trial-root>"],
+          [home.path, "<home>"],
+        ]),
+      };
+      try {
+        const structure = checkStructure(document, contract);
+        const links = await checkLinks(document.links, realRoot, contract.forbidRemoteLinks);
+        const linksCheck = makeCheck(
+          "links",
+          links.failures.length === 0,
+          links.failures.length === 0
+            ? `${links.checked} local link(s) resolve${links.remote > 0 ? `, ${links.remote} remote allowed` : ""}`
+            : links.failures.map((f) => `${f.url} (line ${f.line}): ${f.problem}`).join("; "),
+          links,
+        );
+        const installation = checkInstallation(document, packageInfo.name);
+        const exportsProbe = await probeExports(session, exportProbeTimeoutMs);
+        const publicApi = checkPublicApi(
+          document,
+          contract,
+          exportsProbe.probe,
+          exportsProbe.evidence,
+        );
+        const behavior = checkBehaviorEvidence(document, contract);
+        const quickStart = await gradeQuickStart(document, contract, session, quickStartTimeoutMs);
+        const packageTests = await gradePackageTests(session, packageTestTimeoutMs);
+        const claims = checkClaims(document, contract);
+        // An aborted grading is not a verdict on the agent: let the caller classify it.
+        context.signal?.throwIfAborted();
+        return finish([
+          scope,
+          structure,
+          linksCheck,
+          installation,
+          publicApi,
+          behavior,
+          quickStart,
+          packageTests,
+          claims,
+        ]);
+      } finally {
+        await home.dispose();
+      }
+    },
+  };
+}
