@@ -24,19 +24,99 @@ export async function readJsonFile(path: string): Promise<unknown> {
     return JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    let where = "(file)";
-    if (position) {
-      const offset = Number(position[1]);
-      const before = text.slice(0, offset);
-      const line = before.split("\n").length;
-      const column = offset - before.lastIndexOf("\n");
-      where = `line ${line}, column ${column}`;
-    }
+    const offset = jsonErrorOffset(text);
+    const before = text.slice(0, offset);
+    const line = before.split("\n").length;
+    const column = offset - before.lastIndexOf("\n");
+    const where = `line ${line}, column ${column}`;
     throw new InvalidInputError(
       path,
       [{ path: where, message: `not valid JSON: ${message}` }],
       "not valid JSON",
     );
+  }
+}
+
+/**
+ * Offset of the first syntax error in `text`. Node 20's JSON.parse messages do not always
+ * carry a position, so a small scanner finds it for the error message.
+ */
+export function jsonErrorOffset(text: string): number {
+  let i = 0;
+  const fail = (): never => {
+    throw i;
+  };
+  const ws = () => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  };
+  const literal = (word: string) => {
+    if (!text.startsWith(word, i)) fail();
+    i += word.length;
+  };
+  const string = () => {
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) fail();
+      if (text[i] === "\\") {
+        i++;
+        if (text[i] === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 1, i + 5))) fail();
+          i += 4;
+        } else if (!'"\\/bfnrt'.includes(text[i] ?? "x")) fail();
+      }
+      i++;
+    }
+    if (i >= text.length) fail();
+    i++;
+  };
+  const number = () => {
+    const match = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?/.exec(text.slice(i, i + 400));
+    if (!match) fail();
+    i += match![0].length;
+  };
+  const members = (close: string, member: () => void) => {
+    i++;
+    ws();
+    if (text[i] === close) {
+      i++;
+      return;
+    }
+    for (;;) {
+      member();
+      ws();
+      if (text[i] === ",") i++;
+      else if (text[i] === close) {
+        i++;
+        return;
+      } else fail();
+    }
+  };
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{")
+      members("}", () => {
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+        value();
+      });
+    else if (c === "[") members("]", value);
+    else if (c === '"') string();
+    else if (c === "t") literal("true");
+    else if (c === "f") literal("false");
+    else if (c === "n") literal("null");
+    else if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) number();
+    else fail();
+  };
+  try {
+    value();
+    ws();
+    return Math.min(i, text.length);
+  } catch (offset) {
+    return typeof offset === "number" ? Math.min(offset, text.length) : 0;
   }
 }

@@ -66,7 +66,8 @@ export function validateWith<S extends z.ZodType>(
   schema: S,
   input: unknown,
 ): Validated<z.output<S>> {
-  const result = schema.safeParse(input);
+  // reportInput lets messages tell a missing field from a wrong one.
+  const result = schema.safeParse(input, { reportInput: true });
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, problems: problemsFromZod(result.error) };
 }
