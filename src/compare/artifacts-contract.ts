@@ -1,0 +1,171 @@
+// Shapes of the files `compare run` writes under --out (SPEC §4.3). One zod definition per
+// file gives the type, the check when a run is re-read (report, regrade, resume) and the
+// published JSON Schema.
+import { z } from "zod";
+import { INFRA_REASONS, RECEIPT_STATUSES, tokenUsageSchema } from "../exec/index.js";
+import { gradeSchema } from "../graders/index.js";
+import { trialRecordSchema, verdictStatisticsSchema } from "../stats/index.js";
+
+const outcomeSchema = trialRecordSchema.shape.outcome;
+
+export const VERDICT_VERSION = "harnesslab.verdict.v1";
+export const TRIAL_METRICS_VERSION = "harnesslab.trial-metrics.v1";
+export const VALIDATION_VERSION = "harnesslab.validation.v1";
+export const FROZEN_TASK_VERSION = "harnesslab.frozen-task.v1";
+export const RUN_MANIFEST_VERSION = "harnesslab.run-manifest.v1";
+
+/** Causes of a trial's infrastructure error that the harness itself detects. */
+export const HARNESS_INFRA_REASONS = [
+  "fixture_copy_failed",
+  "git_failed",
+  "patch_capture_failed",
+  "grader_failed",
+  "executor_threw",
+  "run_aborted",
+] as const;
+export const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;
+export const trialInfraReasonSchema = z.enum(TRIAL_INFRA_REASONS);
+export type TrialInfraReason = z.infer<typeof trialInfraReasonSchema>;
+
+const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
+
+/** `metrics.json`: the grade summary and the run's measurements for one trial. */
+export const trialMetricsSchema = z.strictObject({
+  schemaVersion: z.literal(TRIAL_METRICS_VERSION),
+  task: z.string(),
+  variant: z.string(),
+  trial: z.int().min(1),
+  seq: z.int().min(1),
+  outcome: outcomeSchema,
+  infraReason: trialInfraReasonSchema.nullable(),
+  /** What went wrong, for a person, when the outcome is not `passed`. */
+  explanation: z.string(),
+  receiptStatus: z.enum(RECEIPT_STATUSES).nullable(),
+  /** Combined grade: mean of the graders' scores; null when the trial was never graded. */
+  score: z.number().min(0).max(100).nullable(),
+  gradePassed: z.boolean().nullable(),
+  graders: z.array(
+    z.strictObject({
+      grader: z.string(),
+      score: z.number(),
+      passed: z.boolean(),
+      failedChecks: z.array(z.string()),
+    }),
+  ),
+  changedFiles: z.array(z.string()),
+  patchBytes: z.int().min(0).nullable(),
+  durationMs: z.number().min(0),
+  agentWallTimeMs: z.number().min(0).nullable(),
+  tokens: tokenUsageSchema.nullable(),
+  costUsd: z.number().min(0).nullable(),
+  credits: z.number().min(0).nullable(),
+  turns: z.int().min(0).nullable(),
+  toolCalls: z.int().min(0).nullable(),
+  permissionDenials: z.int().min(0),
+});
+export type TrialMetrics = z.infer<typeof trialMetricsSchema>;
+
+/** `validation.json`: every grader's checks with their evidence. */
+export const validationDocumentSchema = z.strictObject({
+  schemaVersion: z.literal(VALIDATION_VERSION),
+  grades: z.array(gradeSchema),
+  /** Set when grading itself broke (the trial is then an infrastructure error). */
+  error: z.string().nullable(),
+});
+export type ValidationDocument = z.infer<typeof validationDocumentSchema>;
+
+/** One trial as listed in verdict.json. */
+export const verdictTrialSchema = trialMetricsSchema
+  .omit({ schemaVersion: true, graders: true })
+  .extend({ artifactDir: z.string() });
+export type VerdictTrial = z.infer<typeof verdictTrialSchema>;
+
+export const variantSummarySchema = z.strictObject({
+  id: z.string(),
+  label: z.string(),
+  composition: z.string(),
+  runtimeProfile: z.string().nullable(),
+  isBaseline: z.boolean(),
+  revisionId: z.string(),
+  resolutionStatus: z.string(),
+  degraded: z.array(z.string()),
+});
+export type VariantSummary = z.infer<typeof variantSummarySchema>;
+
+/** `verdict.json`: the result of a comparison run. */
+export const verdictDocumentSchema = z.strictObject({
+  schemaVersion: z.literal(VERDICT_VERSION),
+  status: z.enum(["accept", "reject", "need_more_work", "infrastructure_error"]),
+  reason: z.string(),
+  host: z.string(),
+  baseline: z.string(),
+  variants: z.array(variantSummarySchema),
+  tasks: z.array(z.string()),
+  trialsPerCell: z.int().min(0),
+  /** True when the source fixtures were byte-identical before and after the run. */
+  fixturesUnchanged: z.boolean(),
+  evidence: z.strictObject({
+    manifestHash: sha256,
+    harnessHash: sha256,
+    fixtureHashes: z.record(z.string(), sha256),
+  }),
+  statistics: verdictStatisticsSchema.nullable(),
+  trials: z.array(verdictTrialSchema),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  /** Set by `compare regrade`: the verdict file this one re-grades. */
+  regradeOf: z.string().nullable(),
+});
+export type VerdictDocument = z.infer<typeof verdictDocumentSchema>;
+
+/** `frozen-task.json`: what every trial of every task started from. */
+export const frozenTasksSchema = z.strictObject({
+  schemaVersion: z.literal(FROZEN_TASK_VERSION),
+  tasks: z.array(
+    z.strictObject({
+      id: z.string(),
+      prompt: z.string(),
+      promptHash: sha256,
+      fixtureHash: sha256,
+      fixtureFiles: z.array(
+        z.strictObject({
+          path: z.string(),
+          kind: z.enum(["file", "dir"]),
+          bytes: z.int(),
+          sha256: z.string(),
+        }),
+      ),
+      expectedFiles: z.array(z.string()),
+      graders: z.array(
+        z.strictObject({ id: z.string(), kind: z.string(), contractHash: sha256.nullable() }),
+      ),
+    }),
+  ),
+});
+export type FrozenTasks = z.infer<typeof frozenTasksSchema>;
+
+/** `manifest.json`: the effective manifest plus the evidence that pins the run's inputs. */
+export const runManifestSchema = z.strictObject({
+  schemaVersion: z.literal(RUN_MANIFEST_VERSION),
+  /** The manifest document as loaded (paths relative to its directory). */
+  manifest: z.unknown(),
+  effective: z.strictObject({
+    trials: z.int().min(1),
+    concurrency: z.int().min(1),
+    host: z.string(),
+    verdictPolicy: z.unknown(),
+  }),
+  evidence: z.strictObject({
+    manifestHash: sha256,
+    harnessHash: sha256,
+    fixtureHashes: z.record(z.string(), sha256),
+    revisions: z.record(z.string(), z.string()),
+    executionOrder: z.array(
+      z.strictObject({ seq: z.int(), task: z.string(), variant: z.string(), trial: z.int() }),
+    ),
+  }),
+  harnesslabVersion: z.string(),
+  nodeVersion: z.string(),
+  platform: z.string(),
+});
+export type RunManifest = z.infer<typeof runManifestSchema>;

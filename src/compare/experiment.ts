@@ -1,0 +1,150 @@
+// The experiment model: what every manifest version becomes once loaded and checked.
+// The runner, planner and reports only ever see this shape, never a manifest document.
+
+/** Agent runtimes of SPEC §2. */
+export const HOSTS = ["qoder", "claude-code", "codex", "pi", "scripted"] as const;
+export type HostId = (typeof HOSTS)[number];
+export type RealHostId = Exclude<HostId, "scripted">;
+
+/** The file tools a bounded coding run may expose (SPEC §5.2). */
+export const CODING_TOOLS = ["Read", "Glob", "Grep", "Edit", "Write", "Bash"] as const;
+export type CodingTool = (typeof CODING_TOOLS)[number];
+
+export type ManifestSchemaVersion = "harness-compare.v1" | "harness-compare.v2";
+
+/** How a task's outcome is graded. Every grader has an id unique within its task. */
+export type GraderSpec =
+  | {
+      kind: "scope";
+      id: "scope";
+      /** `subset`: changed files ⊆ expected files; `exact`: changed files = expected files. */
+      mode: "subset" | "exact";
+    }
+  | {
+      kind: "command";
+      id: string;
+      /** Run without a shell, cwd = the trial root. */
+      argv: string[];
+      timeoutMs: number;
+      expectedExitCode: number;
+    }
+  | {
+      kind: "readme-package-v1";
+      id: "readme-package-v1";
+      /** Absolute path of the grader contract (SPEC §5.4). */
+      contractFile: string;
+    };
+
+export interface TaskSpec {
+  /** Kebab-case id; `task` for a v1 manifest. */
+  id: string;
+  /** Absolute path of the frozen fixture directory (never modified). */
+  fixtureDir: string;
+  /** Absolute path of the prompt file. */
+  promptFile: string;
+  /** The prompt text, read once at load time. */
+  prompt: string;
+  /** The allowed change surface: normalized POSIX paths relative to the trial root, sorted. */
+  expectedFiles: string[];
+  graders: GraderSpec[];
+  /** Where the task sits in the manifest (`task`, `tasks[2]`), for error messages. */
+  manifestField: string;
+}
+
+/** The scripted host's agent for one variant. */
+export type AgentSpec =
+  | { kind: "nop" }
+  /** Applies a patch file: proves a task is solvable. */
+  | { kind: "oracle"; patchFile: string }
+  /** An ES module whose default export is `async (ctx) => string`. */
+  | { kind: "module"; modulePath: string };
+
+export interface VariantSpec {
+  /** Directory-safe id: `H0`/`H1` for v1, the manifest's id for v2. */
+  id: string;
+  /** Human label: `baseline`/`candidate` for v1, the id for v2. */
+  label: string;
+  /** Composition id inside the experiment's harness files. */
+  composition: string;
+  /** Named runtime profile; absent means the host's default profile. */
+  runtimeProfile?: string;
+  /** Scripted host only. */
+  agent?: AgentSpec;
+  isBaseline: boolean;
+  /** JSON path of the field naming the composition (`variants.baseline`, `variants[1].composition`). */
+  compositionField: string;
+}
+
+/** Runtime settings for a real agent host, enforced around every trial. */
+export interface RealHostRuntime {
+  host: RealHostId;
+  model?: string;
+  tools: CodingTool[];
+  /** Always empty: nothing is auto-approved, every call goes through the permission callback. */
+  allowedTools: string[];
+  disallowedTools: string[];
+  permissionMode: "default";
+  maxTurns: number;
+  timeoutMs: number;
+  network: "deny";
+  enableFileCheckpointing: boolean;
+  /** The only Bash commands the permission policy allows, as argv arrays. */
+  validationCommands: string[][];
+}
+
+/** Runtime settings for the offline scripted host. */
+export interface ScriptedRuntime {
+  host: "scripted";
+  timeoutMs: number;
+  network: "deny";
+  validationCommands: string[][];
+}
+
+export type RuntimeSpec = RealHostRuntime | ScriptedRuntime;
+
+export interface TrialsSpec {
+  /** Trials per task × variant for this run (after `--trials`). */
+  count: number;
+  /** The count the manifest asked for. */
+  manifestCount: number;
+  /** uint32 seed of the shuffle. */
+  seed: number;
+  order: "randomized" | "sequential";
+}
+
+/** The verdict policy, in the form the stats stage consumes. */
+export type VerdictPolicy =
+  | { kind: "paired-v1"; alpha: number; minTrials: number; maxCostRatio: number }
+  | { kind: "heuristic-v1" };
+
+export interface Experiment {
+  schemaVersion: ManifestSchemaVersion;
+  /** `v1`: variants H0/H1, one task, artifacts at `H0/trial-001`; `v2`: `<variant>/<task>/trial-001`. */
+  layout: "v1" | "v2";
+  /** Absolute path of the manifest file. */
+  manifestPath: string;
+  /** Absolute directory every manifest path is relative to. */
+  manifestDir: string;
+  /** Absolute paths of the `.harness` files, in manifest order. */
+  harnessFiles: string[];
+  tasks: TaskSpec[];
+  /** In manifest order (v1: H0 then H1). */
+  variants: VariantSpec[];
+  /** Id of the baseline variant. */
+  baseline: string;
+  runtime: RuntimeSpec;
+  trials: TrialsSpec;
+  verdict: VerdictPolicy;
+  /** Trials run at once (1..16). */
+  concurrency: number;
+}
+
+/** One trial to run: a task × variant × trial index, at position `seq` of the execution order. */
+export interface TrialJob {
+  /** 1-based position in the execution order. */
+  seq: number;
+  task: string;
+  variant: string;
+  /** 1-based. */
+  trialIndex: number;
+}

@@ -1,0 +1,235 @@
+// Turns a checked manifest document (either version) into the one experiment model.
+// Pure: prompt texts are read by the caller and passed in.
+import { resolve } from "node:path";
+import type { InputProblem } from "../../shared/index.js";
+import type {
+  AgentSpec,
+  Experiment,
+  GraderSpec,
+  RuntimeSpec,
+  TaskSpec,
+  VariantSpec,
+  VerdictPolicy,
+} from "../experiment.js";
+import { parseAgentReference } from "./agents.js";
+import { normalizeChangeSurfacePath } from "./paths.js";
+import type { HarnessCompareV1 } from "./schema-v1.js";
+import { V1_VALIDATION_COMMANDS } from "./schema-v1.js";
+import type { HarnessCompareV2, HarnessCompareV2Grader } from "./schema-v2.js";
+import { V2_DEFAULTS } from "./schema-v2.js";
+
+export interface BuildContext {
+  manifestPath: string;
+  manifestDir: string;
+  /** Effective trial count (the manifest's, or a lower `--trials`). */
+  trialCount: number;
+  /** Prompt text by absolute prompt path. */
+  prompts: ReadonlyMap<string, string>;
+}
+
+/** The task id a v1 manifest's single task gets. */
+export const V1_TASK_ID = "task";
+
+function sortedChangeSurface(paths: readonly string[]): string[] {
+  const normalized = paths.map((path) => {
+    const result = normalizeChangeSurfacePath(path);
+    if (!result.ok) throw new Error(`unchecked expected file ${path}: ${result.problem}`);
+    return result.path;
+  });
+  return [...new Set(normalized)].sort();
+}
+
+function promptText(context: BuildContext, promptFile: string): string {
+  const text = context.prompts.get(promptFile);
+  if (text === undefined) throw new Error(`prompt ${promptFile} was not read before building`);
+  return text;
+}
+
+export function experimentFromV1(manifest: HarnessCompareV1, context: BuildContext): Experiment {
+  const at = (path: string) => resolve(context.manifestDir, path);
+  const promptFile = at(manifest.task.prompt);
+  const task: TaskSpec = {
+    id: V1_TASK_ID,
+    fixtureDir: at(manifest.task.fixture),
+    promptFile,
+    prompt: promptText(context, promptFile),
+    expectedFiles: sortedChangeSurface(manifest.task.expectedFiles),
+    graders: [
+      {
+        kind: "readme-package-v1",
+        id: "readme-package-v1",
+        contractFile: at(manifest.task.grader.contract),
+      },
+    ],
+    manifestField: "task",
+  };
+  const variant = (role: "baseline" | "candidate"): VariantSpec => ({
+    id: role === "baseline" ? "H0" : "H1",
+    label: role,
+    composition: manifest.variants[role],
+    ...(manifest.runtimeProfiles === undefined
+      ? {}
+      : { runtimeProfile: manifest.runtimeProfiles[role] }),
+    isBaseline: role === "baseline",
+    compositionField: `variants.${role}`,
+  });
+  const runtime: RuntimeSpec = {
+    host: manifest.runtime.host,
+    ...(manifest.runtime.model === undefined ? {} : { model: manifest.runtime.model }),
+    tools: [...manifest.runtime.tools],
+    allowedTools: [],
+    disallowedTools: [...manifest.runtime.disallowedTools],
+    permissionMode: manifest.runtime.permissionMode,
+    maxTurns: manifest.runtime.maxTurns,
+    timeoutMs: manifest.runtime.timeoutMs,
+    network: "deny",
+    enableFileCheckpointing: manifest.runtime.enableFileCheckpointing ?? false,
+    validationCommands: V1_VALIDATION_COMMANDS.map((argv) => [...argv]),
+  };
+  return {
+    schemaVersion: manifest.schemaVersion,
+    layout: "v1",
+    manifestPath: context.manifestPath,
+    manifestDir: context.manifestDir,
+    harnessFiles: [at(manifest.harness)],
+    tasks: [task],
+    variants: [variant("baseline"), variant("candidate")],
+    baseline: "H0",
+    runtime,
+    trials: {
+      count: context.trialCount,
+      manifestCount: manifest.trials.count,
+      seed: manifest.trials.seed,
+      order: manifest.trials.order,
+    },
+    // The seed system's decision rules; a v1 manifest cannot name another policy.
+    verdict: { kind: "heuristic-v1" },
+    concurrency: 1,
+  };
+}
+
+function graderFromV2(grader: HarnessCompareV2Grader, manifestDir: string): GraderSpec {
+  switch (grader.kind) {
+    case "scope":
+      return { kind: "scope", id: "scope", mode: grader.mode ?? V2_DEFAULTS.scopeMode };
+    case "command":
+      return {
+        kind: "command",
+        id: grader.id,
+        argv: [...grader.argv],
+        timeoutMs: grader.timeoutMs ?? V2_DEFAULTS.commandTimeoutMs,
+        expectedExitCode: grader.expectedExitCode ?? V2_DEFAULTS.expectedExitCode,
+      };
+    case "readme-package-v1":
+      return {
+        kind: "readme-package-v1",
+        id: "readme-package-v1",
+        contractFile: resolve(manifestDir, grader.contract),
+      };
+  }
+}
+
+function agentFromV2(agent: string | undefined, manifestDir: string): AgentSpec | undefined {
+  if (agent === undefined) return undefined;
+  const parsed = parseAgentReference(agent);
+  if (!parsed.ok) throw new Error(`unchecked agent ${agent}: ${parsed.problem}`);
+  switch (parsed.agent.kind) {
+    case "nop":
+      return { kind: "nop" };
+    case "oracle":
+      return { kind: "oracle", patchFile: resolve(manifestDir, parsed.agent.patch) };
+    case "module":
+      return { kind: "module", modulePath: resolve(manifestDir, parsed.agent.module) };
+  }
+}
+
+function runtimeFromV2(runtime: HarnessCompareV2["runtime"]): RuntimeSpec {
+  const validationCommands = runtime.validationCommands.map((argv) => [...argv]);
+  if (runtime.host === "scripted")
+    return { host: "scripted", timeoutMs: runtime.timeoutMs, network: "deny", validationCommands };
+  return {
+    host: runtime.host,
+    model: runtime.model,
+    tools: [...runtime.tools],
+    allowedTools: [],
+    disallowedTools: [...runtime.disallowedTools],
+    permissionMode: "default",
+    maxTurns: runtime.maxTurns,
+    timeoutMs: runtime.timeoutMs,
+    network: "deny",
+    enableFileCheckpointing: runtime.enableFileCheckpointing ?? V2_DEFAULTS.enableFileCheckpointing,
+    validationCommands,
+  };
+}
+
+function verdictFromV2(verdict: HarnessCompareV2["verdict"]): VerdictPolicy {
+  if (verdict?.policy === "heuristic-v1") return { kind: "heuristic-v1" };
+  return {
+    kind: "paired-v1",
+    alpha: verdict?.alpha ?? V2_DEFAULTS.alpha,
+    minTrials: verdict?.minTrials ?? V2_DEFAULTS.minTrials,
+    maxCostRatio: verdict?.maxCostRatio ?? V2_DEFAULTS.maxCostRatio,
+  };
+}
+
+export function experimentFromV2(manifest: HarnessCompareV2, context: BuildContext): Experiment {
+  const at = (path: string) => resolve(context.manifestDir, path);
+  const harness = typeof manifest.harness === "string" ? [manifest.harness] : manifest.harness;
+  const tasks = manifest.tasks.map((task, index): TaskSpec => {
+    const promptFile = at(task.prompt);
+    return {
+      id: task.id,
+      fixtureDir: at(task.fixture),
+      promptFile,
+      prompt: promptText(context, promptFile),
+      expectedFiles: sortedChangeSurface(task.expectedFiles),
+      graders: task.graders.map((grader) => graderFromV2(grader, context.manifestDir)),
+      manifestField: `tasks[${index}]`,
+    };
+  });
+  const variants = manifest.variants.map((variant, index): VariantSpec => {
+    const agent = agentFromV2(variant.agent, context.manifestDir);
+    return {
+      id: variant.id,
+      label: variant.id,
+      composition: variant.composition,
+      ...(variant.runtimeProfile === undefined ? {} : { runtimeProfile: variant.runtimeProfile }),
+      ...(agent === undefined ? {} : { agent }),
+      isBaseline: variant.id === manifest.baseline,
+      compositionField: `variants[${index}].composition`,
+    };
+  });
+  return {
+    schemaVersion: manifest.schemaVersion,
+    layout: "v2",
+    manifestPath: context.manifestPath,
+    manifestDir: context.manifestDir,
+    harnessFiles: harness.map(at),
+    tasks,
+    variants,
+    baseline: manifest.baseline,
+    runtime: runtimeFromV2(manifest.runtime),
+    trials: {
+      count: context.trialCount,
+      manifestCount: manifest.trials.count,
+      seed: manifest.trials.seed,
+      order: manifest.trials.order ?? V2_DEFAULTS.trialOrder,
+    },
+    verdict: verdictFromV2(manifest.verdict),
+    concurrency: manifest.concurrency ?? V2_DEFAULTS.concurrency,
+  };
+}
+
+/** Valid settings that cannot lead where the author probably wants. */
+export function experimentWarnings(experiment: Experiment): InputProblem[] {
+  const warnings: InputProblem[] = [];
+  if (
+    experiment.verdict.kind === "paired-v1" &&
+    experiment.trials.count < experiment.verdict.minTrials
+  )
+    warnings.push({
+      path: "trials.count",
+      message: `${experiment.trials.count} trial(s) per task × variant is below verdict.minTrials (${experiment.verdict.minTrials}): this run can end in "need_more_work" at best, never "accept"`,
+    });
+  return warnings;
+}

@@ -1,0 +1,171 @@
+// What `harness compare validate` prints: a short summary of a valid experiment, or every
+// problem with its field path. The CLI command only prints this and sets the exit code.
+import { relative } from "node:path";
+import type { InputProblem } from "../../shared/index.js";
+import type { AgentSpec, Experiment, GraderSpec } from "../experiment.js";
+import { type LoadManifestOptions, loadManifest } from "./load.js";
+import { checkOutDir } from "./out-dir.js";
+
+export interface ManifestValidationOptions extends LoadManifestOptions {
+  /** Also check a `--out` directory. */
+  out?: string;
+  /** With `out`: accept a non-empty directory (`--resume`). */
+  allowNonEmptyOut?: boolean;
+}
+
+export interface ManifestValidationReport {
+  ok: boolean;
+  /** 0 valid, 1 problems found. */
+  exitCode: 0 | 1;
+  /** Human-readable lines, newline-terminated. */
+  text: string;
+  /** The `--json` document. */
+  json: {
+    ok: boolean;
+    manifest: string;
+    schemaVersion?: string;
+    manifestHash?: string;
+    problems: InputProblem[];
+    warnings: InputProblem[];
+    summary?: {
+      host: string;
+      tasks: string[];
+      variants: Array<{ id: string; composition: string; baseline: boolean }>;
+      trialsPerTaskAndVariant: number;
+      totalTrials: number;
+      seed: number;
+      order: string;
+      verdict: string;
+      concurrency: number;
+    };
+  };
+  problems: InputProblem[];
+  warnings: InputProblem[];
+  experiment?: Experiment;
+}
+
+function portable(from: string, to: string): string {
+  return relative(from, to).split("\\").join("/") || ".";
+}
+
+function describeAgent(agent: AgentSpec, base: string): string {
+  switch (agent.kind) {
+    case "nop":
+      return "nop";
+    case "oracle":
+      return `oracle:${portable(base, agent.patchFile)}`;
+    case "module":
+      return portable(base, agent.modulePath);
+  }
+}
+
+function describeGrader(grader: GraderSpec): string {
+  switch (grader.kind) {
+    case "scope":
+      return `scope (${grader.mode})`;
+    case "command":
+      return `${grader.id} (${grader.argv.join(" ")})`;
+    case "readme-package-v1":
+      return "readme-package-v1";
+  }
+}
+
+function describeVerdict(experiment: Experiment): string {
+  const verdict = experiment.verdict;
+  return verdict.kind === "paired-v1"
+    ? `paired-v1 (alpha ${verdict.alpha}, minTrials ${verdict.minTrials}, maxCostRatio ${verdict.maxCostRatio})`
+    : "heuristic-v1";
+}
+
+function summaryLines(experiment: Experiment): string[] {
+  const base = experiment.manifestDir;
+  const runtime = experiment.runtime;
+  const host =
+    runtime.host === "scripted"
+      ? `scripted (timeout ${runtime.timeoutMs} ms)`
+      : `${runtime.host}${runtime.model === undefined ? "" : ` model ${runtime.model}`} (maxTurns ${runtime.maxTurns}, timeout ${runtime.timeoutMs} ms, tools ${runtime.tools.join(" ")})`;
+  const lines = [
+    `  harness: ${experiment.harnessFiles.map((file) => portable(base, file)).join(", ")}`,
+    `  host: ${host}; ${runtime.validationCommands.length} allowed validation command(s)`,
+    `  tasks (${experiment.tasks.length}):`,
+  ];
+  for (const task of experiment.tasks) {
+    lines.push(
+      `    ${task.id}: fixture ${portable(base, task.fixtureDir)}, prompt ${portable(base, task.promptFile)}, expected files ${task.expectedFiles.join(" ") || "(none)"}; graders ${task.graders.map(describeGrader).join(", ")}`,
+    );
+  }
+  lines.push(`  variants (${experiment.variants.length}):`);
+  for (const variant of experiment.variants) {
+    const parts = [`composition ${variant.composition}`];
+    if (variant.runtimeProfile !== undefined) parts.push(`profile ${variant.runtimeProfile}`);
+    if (variant.agent !== undefined) parts.push(`agent ${describeAgent(variant.agent, base)}`);
+    const name = variant.label === variant.id ? variant.id : `${variant.id} (${variant.label})`;
+    lines.push(`    ${name}: ${parts.join(", ")}${variant.isBaseline ? " [baseline]" : ""}`);
+  }
+  const total = experiment.trials.count * experiment.variants.length * experiment.tasks.length;
+  const lowered =
+    experiment.trials.count < experiment.trials.manifestCount
+      ? ` (lowered from ${experiment.trials.manifestCount} by --trials)`
+      : "";
+  lines.push(
+    `  trials: ${experiment.trials.count} per task × variant${lowered} = ${total} runs, seed ${experiment.trials.seed}, ${experiment.trials.order}; concurrency ${experiment.concurrency}`,
+  );
+  lines.push(`  verdict: ${describeVerdict(experiment)}`);
+  return lines;
+}
+
+/** Validates a manifest (and optionally `--out`) and renders the result for the CLI. */
+export async function validateManifestForCli(
+  path: string,
+  options: ManifestValidationOptions = {},
+): Promise<ManifestValidationReport> {
+  const loaded = await loadManifest(path, options);
+  const problems = [...loaded.problems];
+  if (loaded.ok && options.out !== undefined)
+    problems.push(
+      ...(await checkOutDir(options.out, loaded.experiment, {
+        allowNonEmpty: options.allowNonEmptyOut === true,
+      })),
+    );
+  const ok = loaded.ok && problems.length === 0;
+  const warnings = loaded.warnings;
+  const lines: string[] = [];
+  if (ok && loaded.ok) {
+    lines.push(`${path}: valid ${loaded.experiment.schemaVersion} manifest`);
+    lines.push(...summaryLines(loaded.experiment));
+  } else {
+    lines.push(`${path}: ${problems.length} problem${problems.length === 1 ? "" : "s"}`);
+    for (const problem of problems) lines.push(`  ${problem.path}: ${problem.message}`);
+  }
+  for (const warning of warnings) lines.push(`  warning: ${warning.path}: ${warning.message}`);
+  const json: ManifestValidationReport["json"] = { ok, manifest: path, problems, warnings };
+  if (loaded.ok) {
+    const experiment = loaded.experiment;
+    json.schemaVersion = experiment.schemaVersion;
+    json.manifestHash = loaded.manifestHash;
+    json.summary = {
+      host: experiment.runtime.host,
+      tasks: experiment.tasks.map((task) => task.id),
+      variants: experiment.variants.map((variant) => ({
+        id: variant.id,
+        composition: variant.composition,
+        baseline: variant.isBaseline,
+      })),
+      trialsPerTaskAndVariant: experiment.trials.count,
+      totalTrials: experiment.trials.count * experiment.variants.length * experiment.tasks.length,
+      seed: experiment.trials.seed,
+      order: experiment.trials.order,
+      verdict: experiment.verdict.kind,
+      concurrency: experiment.concurrency,
+    };
+  }
+  return {
+    ok,
+    exitCode: ok ? 0 : 1,
+    text: `${lines.join("\n")}\n`,
+    json,
+    problems,
+    warnings,
+    ...(loaded.ok ? { experiment: loaded.experiment } : {}),
+  };
+}

@@ -1,0 +1,154 @@
+// File-system checks of the paths a manifest names: they exist, have the right kind,
+// are not symbolic links, and stay inside the manifest's directory after every symlink
+// in their parents is resolved. Reads only.
+import type { Dirent } from "node:fs";
+import { lstat, readdir, realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve } from "node:path";
+import type { InputProblem } from "../../shared/index.js";
+import { portablePathProblem } from "./paths.js";
+
+export interface PathReference {
+  /** JSON path of the field (`task.fixture`, `variants[2].agent`). */
+  field: string;
+  /** The relative path as written in the manifest. */
+  path: string;
+  kind: "file" | "directory";
+  /** What the path is for, in words (`fixture`, `prompt`). */
+  what: string;
+  /** For a fixture: also reject symbolic links and special files anywhere inside it. */
+  regularContentsOnly?: boolean;
+}
+
+/** Symbolic links and special files reported per fixture before "… and N more". */
+const MAX_FIXTURE_ENTRIES_REPORTED = 5;
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException).code;
+}
+
+/** True when `child` is `parent` or lies below it (both absolute, already real). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+async function realDirectory(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Problems with one referenced path; empty when it is usable. */
+async function referenceProblems(
+  manifestDir: string,
+  realManifestDir: string,
+  reference: PathReference,
+): Promise<InputProblem[]> {
+  if (portablePathProblem(reference.path) !== undefined) return []; // reported by the schema
+  const shown = JSON.stringify(reference.path);
+  const absolute = resolve(manifestDir, reference.path);
+  const problem = (message: string): InputProblem[] => [{ path: reference.field, message }];
+  let stats: Awaited<ReturnType<typeof lstat>>;
+  try {
+    stats = await lstat(absolute);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return problem(
+        `${shown} does not exist (the ${reference.what} was looked for at ${absolute})`,
+      );
+    return problem(`${shown} cannot be read (${code ?? String(error)})`);
+  }
+  if (stats.isSymbolicLink())
+    return problem(
+      `${shown} is a symbolic link; the ${reference.what} must be a real ${reference.kind} inside the manifest's directory`,
+    );
+  if (reference.kind === "directory" && !stats.isDirectory())
+    return problem(`${shown} is not a directory; the ${reference.what} must be a directory`);
+  if (reference.kind === "file" && stats.isDirectory())
+    return problem(`${shown} is a directory; the ${reference.what} must be a file`);
+  if (reference.kind === "file" && !stats.isFile())
+    return problem(`${shown} is not a regular file; the ${reference.what} must be a file`);
+  let real: string;
+  try {
+    real = await realpath(absolute);
+  } catch (error) {
+    return problem(`${shown} cannot be resolved (${errorCode(error) ?? String(error)})`);
+  }
+  if (!isInside(realManifestDir, real))
+    return problem(
+      `${shown} resolves to ${real}, outside the manifest's directory (a parent directory is a symbolic link); keep the ${reference.what} inside ${realManifestDir}`,
+    );
+  return [];
+}
+
+/**
+ * Symbolic links and special files inside a fixture, as paths relative to it (sorted).
+ * The root `.git` is skipped: trials get their own repository.
+ */
+export async function fixtureIrregularEntries(
+  fixtureDir: string,
+): Promise<Array<{ path: string; kind: "symlink" | "special" }>> {
+  const found: Array<{ path: string; kind: "symlink" | "special" }> = [];
+  const pending: string[] = [""];
+  while (pending.length > 0) {
+    const relativeDir = pending.pop()!;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(join(fixtureDir, relativeDir), { withFileTypes: true });
+    } catch {
+      continue; // an unreadable directory fails the fixture snapshot with its own evidence
+    }
+    for (const entry of entries) {
+      if (relativeDir === "" && entry.name === ".git") continue;
+      const path = relativeDir === "" ? entry.name : `${relativeDir}/${entry.name}`;
+      if (entry.isDirectory()) pending.push(path);
+      else if (entry.isSymbolicLink()) found.push({ path, kind: "symlink" });
+      else if (!entry.isFile()) found.push({ path, kind: "special" });
+    }
+  }
+  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+async function fixtureContentProblems(
+  manifestDir: string,
+  reference: PathReference,
+): Promise<InputProblem[]> {
+  const irregular = await fixtureIrregularEntries(resolve(manifestDir, reference.path));
+  if (irregular.length === 0) return [];
+  const shown = irregular
+    .slice(0, MAX_FIXTURE_ENTRIES_REPORTED)
+    .map(
+      (entry) =>
+        `${entry.path}${entry.kind === "symlink" ? " (symbolic link)" : " (special file)"}`,
+    );
+  const more =
+    irregular.length > MAX_FIXTURE_ENTRIES_REPORTED
+      ? ` and ${irregular.length - MAX_FIXTURE_ENTRIES_REPORTED} more`
+      : "";
+  return [
+    {
+      path: reference.field,
+      message: `${JSON.stringify(reference.path)} contains ${shown.join(", ")}${more}; a fixture may hold only regular files and directories (replace links with copies)`,
+    },
+  ];
+}
+
+/** Every problem with the referenced paths, in the order given. */
+export async function pathReferencesProblems(
+  manifestDir: string,
+  references: readonly PathReference[],
+): Promise<InputProblem[]> {
+  const realManifestDir = await realDirectory(manifestDir);
+  const results = await Promise.all(
+    references.map(async (reference) => {
+      const problems = await referenceProblems(manifestDir, realManifestDir, reference);
+      if (problems.length === 0 && reference.regularContentsOnly === true)
+        problems.push(...(await fixtureContentProblems(manifestDir, reference)));
+      return problems;
+    }),
+  );
+  return results.flat();
+}

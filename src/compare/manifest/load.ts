@@ -1,0 +1,379 @@
+// Loading a manifest: read, parse, check everything (schema, cross-field policy, files,
+// `--trials`, compositions) and report every problem with its field path; on success,
+// the one experiment model.
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import type { z } from "zod";
+import type { InputProblem } from "../../shared/index.js";
+import { type Experiment, HOSTS } from "../experiment.js";
+import { parseAgentReference } from "./agents.js";
+import { experimentFromV1, experimentFromV2, experimentWarnings } from "./build.js";
+import {
+  type CatalogLoader,
+  type CompositionCatalog,
+  type CompositionReference,
+  compositionReferenceProblems,
+} from "./compositions.js";
+import { type PathReference, pathReferencesProblems } from "./files.js";
+import { portablePathProblem } from "./paths.js";
+import { v1PolicyProblems, v2PolicyProblems } from "./policy.js";
+import { problemsFromIssues, valueAt } from "./problems.js";
+import { type HarnessCompareV1, harnessCompareV1Schema, V1_SCHEMA_VERSION } from "./schema-v1.js";
+import { type HarnessCompareV2, harnessCompareV2Schema, V2_SCHEMA_VERSION } from "./schema-v2.js";
+
+export const MANIFEST_SCHEMA_VERSIONS = [V1_SCHEMA_VERSION, V2_SCHEMA_VERSION] as const;
+
+export type ManifestDocument = HarnessCompareV1 | HarnessCompareV2;
+
+export interface LoadManifestOptions {
+  /** `--trials`: run fewer trials than the manifest asks for (never more). */
+  trialsOverride?: number;
+  /** Compositions the harness files define, to check variants against. */
+  catalog?: CompositionCatalog;
+  /** Or: a callback that compiles the harness files into a catalog (used when `catalog` is absent). */
+  loadCatalog?: CatalogLoader;
+}
+
+export type LoadManifestResult =
+  | {
+      ok: true;
+      experiment: Experiment;
+      /** The parsed document as written (no defaults filled in). */
+      manifest: ManifestDocument;
+      /** SHA-256 (hex) of the manifest file's bytes. */
+      manifestHash: string;
+      problems: [];
+      /** Valid but questionable settings (e.g. fewer trials than the verdict needs). */
+      warnings: InputProblem[];
+    }
+  | {
+      ok: false;
+      /** Absolute path of the manifest file. */
+      manifestPath: string;
+      problems: InputProblem[];
+      warnings: InputProblem[];
+    };
+
+const FILE = "(file)";
+
+function fail(manifestPath: string, problems: InputProblem[]): LoadManifestResult {
+  return { ok: false, manifestPath, problems, warnings: [] };
+}
+
+function jsonErrorLocation(text: string, message: string): string {
+  const position = /position (\d+)/.exec(message);
+  if (!position) return FILE;
+  const offset = Number(position[1]);
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - before.lastIndexOf("\n");
+  return `line ${line}, column ${column}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function stringAt(root: unknown, path: ReadonlyArray<string | number>): string | undefined {
+  const value = valueAt(root, path).value;
+  return typeof value === "string" ? value : undefined;
+}
+
+function pathReferences(version: string, root: unknown): PathReference[] {
+  const references: PathReference[] = [];
+  const add = (
+    path: ReadonlyArray<string | number>,
+    field: string,
+    kind: PathReference["kind"],
+    what: string,
+    regularContentsOnly = false,
+  ) => {
+    const value = stringAt(root, path);
+    if (value !== undefined)
+      references.push({
+        field,
+        path: value,
+        kind,
+        what,
+        ...(regularContentsOnly ? { regularContentsOnly } : {}),
+      });
+  };
+  if (version === V1_SCHEMA_VERSION) {
+    add(["harness"], "harness", "file", "harness file");
+    add(["task", "fixture"], "task.fixture", "directory", "fixture", true);
+    add(["task", "prompt"], "task.prompt", "file", "prompt");
+    add(["task", "grader", "contract"], "task.grader.contract", "file", "grader contract");
+    return references;
+  }
+  const harness = valueAt(root, ["harness"]).value;
+  if (Array.isArray(harness))
+    for (let index = 0; index < harness.length; index += 1)
+      add(["harness", index], `harness[${index}]`, "file", "harness file");
+  else add(["harness"], "harness", "file", "harness file");
+  const tasks = valueAt(root, ["tasks"]).value;
+  if (Array.isArray(tasks))
+    tasks.forEach((task, index) => {
+      add(["tasks", index, "fixture"], `tasks[${index}].fixture`, "directory", "fixture", true);
+      add(["tasks", index, "prompt"], `tasks[${index}].prompt`, "file", "prompt");
+      const graders = isRecord(task) && Array.isArray(task.graders) ? task.graders : [];
+      graders.forEach((grader, g) => {
+        if (isRecord(grader) && grader.kind === "readme-package-v1")
+          add(
+            ["tasks", index, "graders", g, "contract"],
+            `tasks[${index}].graders[${g}].contract`,
+            "file",
+            "grader contract",
+          );
+      });
+    });
+  const variants = valueAt(root, ["variants"]).value;
+  if (Array.isArray(variants))
+    variants.forEach((_, index) => {
+      const agent = stringAt(root, ["variants", index, "agent"]);
+      if (agent === undefined) return;
+      const parsed = parseAgentReference(agent);
+      if (!parsed.ok || parsed.agent.kind === "nop") return;
+      references.push({
+        field: `variants[${index}].agent`,
+        path: parsed.agent.kind === "oracle" ? parsed.agent.patch : parsed.agent.module,
+        kind: "file",
+        what: parsed.agent.kind === "oracle" ? "oracle patch" : "agent module",
+      });
+    });
+  return references;
+}
+
+function compositionReferences(version: string, root: unknown): CompositionReference[] {
+  const references: CompositionReference[] = [];
+  if (version === V1_SCHEMA_VERSION) {
+    for (const role of ["baseline", "candidate"]) {
+      const composition = stringAt(root, ["variants", role]);
+      if (composition !== undefined) references.push({ field: `variants.${role}`, composition });
+    }
+    return references;
+  }
+  const variants = valueAt(root, ["variants"]).value;
+  if (Array.isArray(variants))
+    variants.forEach((_, index) => {
+      const composition = stringAt(root, ["variants", index, "composition"]);
+      if (composition !== undefined)
+        references.push({ field: `variants[${index}].composition`, composition });
+    });
+  return references;
+}
+
+function harnessPaths(root: unknown): string[] | undefined {
+  const harness = valueAt(root, ["harness"]).value;
+  const list = typeof harness === "string" ? [harness] : Array.isArray(harness) ? harness : [];
+  if (list.length === 0) return undefined;
+  if (!list.every((item) => typeof item === "string" && portablePathProblem(item) === undefined))
+    return undefined;
+  return list as string[];
+}
+
+function trialsOverrideProblems(root: unknown, override: number | undefined): InputProblem[] {
+  if (override === undefined) return [];
+  if (!Number.isInteger(override) || override < 1)
+    return [
+      { path: "--trials", message: `${override} is not allowed; expected a positive integer` },
+    ];
+  const count = valueAt(root, ["trials", "count"]).value;
+  // An invalid count is reported on its own field; comparing with it would only add noise.
+  if (typeof count === "number" && Number.isInteger(count) && count >= 1 && override > count)
+    return [
+      {
+        path: "--trials",
+        message: `${override} is more than trials.count (${count}) in the manifest; --trials may only lower the count`,
+      },
+    ];
+  return [];
+}
+
+/** The runtime host when it is valid for the version; a wrong host is reported on its own. */
+function validHost(version: string, host: string | undefined): string | undefined {
+  if (host === undefined) return undefined;
+  if (version === V1_SCHEMA_VERSION) return host === "qoder" ? host : undefined;
+  return (HOSTS as readonly string[]).includes(host) ? host : undefined;
+}
+
+/** Extra guidance for fields whose plain "expected …" message does not say where to go. */
+const V1_HINTS: Record<string, string> = {
+  "runtime.host":
+    "harness-compare.v1 runs on qoder only; write a harness-compare.v2 manifest for other hosts",
+  "trials.order": 'harness-compare.v1 always shuffles; harness-compare.v2 also allows "sequential"',
+};
+
+function withHints(problems: InputProblem[], hints: Record<string, string>): InputProblem[] {
+  return problems.map((problem) => {
+    const hint = hints[problem.path];
+    return hint === undefined
+      ? problem
+      : { path: problem.path, message: `${problem.message} (${hint})` };
+  });
+}
+
+function dedupe(problems: readonly InputProblem[]): InputProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.path}\u0000${problem.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+async function readPrompts(
+  experimentPrompts: ReadonlyArray<{ field: string; file: string }>,
+): Promise<{ prompts: Map<string, string>; problems: InputProblem[] }> {
+  const prompts = new Map<string, string>();
+  const problems: InputProblem[] = [];
+  for (const { field, file } of experimentPrompts) {
+    if (prompts.has(file)) continue;
+    try {
+      prompts.set(file, utf8.decode(await readFile(file)));
+    } catch (error) {
+      const reason =
+        error instanceof TypeError
+          ? "is not UTF-8 text"
+          : `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
+      problems.push({ path: field, message: `${file} ${reason}` });
+    }
+  }
+  return { prompts, problems };
+}
+
+/**
+ * Loads a `harness-compare.v1` or `.v2` manifest. Never throws for bad input: every
+ * problem found (schema, policy, files, `--trials`, compositions) comes back at once,
+ * each with its JSON path.
+ */
+export async function loadManifest(
+  path: string,
+  options: LoadManifestOptions = {},
+): Promise<LoadManifestResult> {
+  const manifestPath = resolve(path);
+  const manifestDir = dirname(manifestPath);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(manifestPath);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === "ENOENT"
+        ? "file not found"
+        : code === "EISDIR"
+          ? "is a directory; expected a manifest JSON file"
+          : `cannot read (${code ?? String(error)})`;
+    return fail(manifestPath, [{ path: FILE, message: reason }]);
+  }
+  const manifestHash = createHash("sha256").update(bytes).digest("hex");
+  let text: string;
+  try {
+    // Editors on Windows may prepend a byte-order mark; it is not part of the JSON.
+    text = utf8.decode(bytes).replace(/^\uFEFF/, "");
+  } catch {
+    return fail(manifestPath, [{ path: FILE, message: "is not UTF-8 text" }]);
+  }
+  let root: unknown;
+  try {
+    root = JSON.parse(text);
+  } catch (error) {
+    const message = (error as Error).message;
+    return fail(manifestPath, [
+      { path: jsonErrorLocation(text, message), message: `not valid JSON: ${message}` },
+    ]);
+  }
+  if (!isRecord(root))
+    return fail(manifestPath, [
+      { path: "(root)", message: "expected a JSON object (a harness-compare manifest)" },
+    ]);
+  const version = root.schemaVersion;
+  if (version !== V1_SCHEMA_VERSION && version !== V2_SCHEMA_VERSION) {
+    const allowed = MANIFEST_SCHEMA_VERSIONS.map((v) => JSON.stringify(v)).join(", ");
+    return fail(manifestPath, [
+      {
+        path: "schemaVersion",
+        message:
+          version === undefined
+            ? `is required; expected one of ${allowed}`
+            : `${JSON.stringify(version)} is not supported; expected one of ${allowed}`,
+      },
+    ]);
+  }
+
+  const schema: z.ZodType =
+    version === V1_SCHEMA_VERSION ? harnessCompareV1Schema : harnessCompareV2Schema;
+  const parsed = schema.safeParse(root);
+  const problems: InputProblem[] = [];
+  if (!parsed.success) {
+    const fromSchema = problemsFromIssues(parsed.error.issues, schema, root);
+    problems.push(
+      ...(version === V1_SCHEMA_VERSION ? withHints(fromSchema, V1_HINTS) : fromSchema),
+    );
+  }
+  problems.push(
+    ...(version === V1_SCHEMA_VERSION ? v1PolicyProblems(root) : v2PolicyProblems(root)),
+  );
+  problems.push(...(await pathReferencesProblems(manifestDir, pathReferences(version, root))));
+  problems.push(...trialsOverrideProblems(root, options.trialsOverride));
+
+  const harness = harnessPaths(root);
+  const harnessProblem = problems.some(
+    (p) => p.path === "harness" || p.path.startsWith("harness["),
+  );
+  if (harness !== undefined && !harnessProblem && (options.catalog || options.loadCatalog)) {
+    const harnessFiles = harness.map((file) => resolve(manifestDir, file));
+    let catalog = options.catalog;
+    if (catalog === undefined && options.loadCatalog !== undefined) {
+      const loaded = await options.loadCatalog(harnessFiles);
+      if (loaded.ok) catalog = loaded.catalog;
+      else problems.push(...loaded.problems);
+    }
+    if (catalog !== undefined) {
+      const host = validHost(version, stringAt(root, ["runtime", "host"]));
+      problems.push(
+        ...compositionReferenceProblems(
+          compositionReferences(version, root),
+          host,
+          harnessFiles,
+          manifestDir,
+          catalog,
+        ),
+      );
+    }
+  }
+
+  if (problems.length > 0 || !parsed.success) return fail(manifestPath, dedupe(problems));
+
+  const document = parsed.data as ManifestDocument;
+  const promptFields =
+    document.schemaVersion === V1_SCHEMA_VERSION
+      ? [{ field: "task.prompt", file: resolve(manifestDir, document.task.prompt) }]
+      : document.tasks.map((task, index) => ({
+          field: `tasks[${index}].prompt`,
+          file: resolve(manifestDir, task.prompt),
+        }));
+  const read = await readPrompts(promptFields);
+  if (read.problems.length > 0) return fail(manifestPath, read.problems);
+  const context = {
+    manifestPath,
+    manifestDir,
+    trialCount: options.trialsOverride ?? document.trials.count,
+    prompts: read.prompts,
+  };
+  const experiment =
+    document.schemaVersion === V1_SCHEMA_VERSION
+      ? experimentFromV1(document, context)
+      : experimentFromV2(document, context);
+  return {
+    ok: true,
+    experiment,
+    manifest: document,
+    manifestHash,
+    problems: [],
+    warnings: experimentWarnings(experiment),
+  };
+}

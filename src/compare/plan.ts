@@ -1,0 +1,51 @@
+// Planning: which trials run, in which order, and where their artifacts go. Pure.
+import type { Experiment, TrialJob } from "./experiment.js";
+import { mulberry32, shuffleInPlace } from "./prng.js";
+
+/**
+ * The execution order of an experiment. Tasks run in manifest order. For each task the
+ * natural list is built trial-major — trial 1 of every variant (in manifest order, v1:
+ * H0 then H1), then trial 2, … — and with `order: "randomized"` it is Fisher–Yates
+ * shuffled by one mulberry32 stream seeded with `trials.seed` and shared by all tasks
+ * in order. For a v1 manifest this reproduces the seed system's order for the same seed
+ * and count. `order: "sequential"` keeps the natural list.
+ */
+export function planTrials(experiment: Experiment): TrialJob[] {
+  const random = mulberry32(experiment.trials.seed);
+  const jobs: TrialJob[] = [];
+  for (const task of experiment.tasks) {
+    const natural: Array<Omit<TrialJob, "seq">> = [];
+    for (let trialIndex = 1; trialIndex <= experiment.trials.count; trialIndex += 1) {
+      for (const variant of experiment.variants) {
+        natural.push({ task: task.id, variant: variant.id, trialIndex });
+      }
+    }
+    if (experiment.trials.order === "randomized") shuffleInPlace(natural, random);
+    for (const job of natural) jobs.push({ seq: jobs.length + 1, ...job });
+  }
+  return jobs;
+}
+
+/** `trial-001`: trial directories sort in trial order for up to 999 trials. */
+export function trialDirName(trialIndex: number): string {
+  return `trial-${String(trialIndex).padStart(3, "0")}`;
+}
+
+/**
+ * Where a trial's artifacts live under `--out`, as a POSIX relative path (SPEC §4.3):
+ * `H0/trial-001` for a v1 experiment (one task, variants H0/H1), and
+ * `<variant>/<task>/trial-001` for v2.
+ */
+export function trialArtifactDir(
+  experiment: Pick<Experiment, "layout">,
+  variantId: string,
+  taskId: string,
+  trialIndex: number,
+): string {
+  if (!Number.isInteger(trialIndex) || trialIndex < 1) {
+    throw new Error(`trialArtifactDir: trialIndex must be a positive integer, got ${trialIndex}`);
+  }
+  return experiment.layout === "v1"
+    ? `${variantId}/${trialDirName(trialIndex)}`
+    : `${variantId}/${taskId}/${trialDirName(trialIndex)}`;
+}
