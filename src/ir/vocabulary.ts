@@ -1,0 +1,54 @@
+// The closed vocabularies of `.harness` v0.1 and IR 0.1.0, shared by the compiler, the resolver and the hosts.
+
+export const IR_VERSION = "0.1.0";
+
+export const COMPONENT_KINDS = [
+  "skill",
+  "tool",
+  "program",
+  "workflow",
+  "hook",
+  "policy",
+  "observer",
+  "ui",
+] as const;
+export type ComponentKind = (typeof COMPONENT_KINDS)[number];
+
+export const PERMISSION_DOMAINS = ["workspace", "process", "network", "model"] as const;
+export type PermissionDomain = (typeof PERMISSION_DOMAINS)[number];
+
+export const PERMISSION_ACCESSES = ["read", "write", "allow", "deny"] as const;
+export type PermissionAccess = (typeof PERMISSION_ACCESSES)[number];
+
+/** Binding strengths, weakest first: the array index is the order used by every comparison. */
+export const STRENGTHS = ["unsupported", "advisory", "wired", "enforced"] as const;
+export type Strength = (typeof STRENGTHS)[number];
+
+export const DEGRADATION_POLICIES = ["fail", "report"] as const;
+export type DegradationPolicy = (typeof DEGRADATION_POLICIES)[number];
+
+export const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+export type DurationUnit = keyof typeof DURATION_UNITS_MS;
+
+/** `[_a-zA-Z][\w-]*`: identifiers of components, plugins, compositions, hosts and mechanisms. */
+export const IDENTIFIER_PATTERN = /^[_a-zA-Z][\w-]*$/;
+
+const STRENGTH_RANK: Record<Strength, number> = {
+  unsupported: 0,
+  advisory: 1,
+  wired: 2,
+  enforced: 3,
+};
+
+/** Negative when `a` is weaker than `b`, zero when equal, positive when stronger. */
+export function compareStrength(a: Strength, b: Strength): number {
+  return STRENGTH_RANK[a] - STRENGTH_RANK[b];
+}
+
+export function weakerStrength(a: Strength, b: Strength): Strength {
+  return compareStrength(a, b) <= 0 ? a : b;
+}
+
+export function isStrength(value: string): value is Strength {
+  return Object.hasOwn(STRENGTH_RANK, value);
+}

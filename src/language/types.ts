@@ -1,0 +1,127 @@
+import type {
+  ComponentKind,
+  DegradationPolicy,
+  PermissionAccess,
+  PermissionDomain,
+  SettingValue,
+  Strength,
+} from "../ir/index.js";
+
+/** One problem found in `.harness` source. Lines and columns are 1-based; columns count UTF-16 code units. */
+export interface Diagnostic {
+  uri: string;
+  line: number;
+  column: number;
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+  /** End of the offending text (exclusive column), when it has one. */
+  endLine?: number;
+  endColumn?: number;
+}
+
+export interface SourceInput {
+  uri: string;
+  text: string;
+}
+
+/** A place in one input file. Tokens never span lines, so one line number suffices. */
+export interface Span {
+  /** Index of the file in the compilation's input list. */
+  file: number;
+  line: number;
+  column: number;
+  /** Exclusive. */
+  endColumn: number;
+}
+
+export interface NameNode {
+  text: string;
+  span: Span;
+}
+
+export interface ValueNode<T> {
+  value: T;
+  span: Span;
+}
+
+export interface PermissionNode {
+  domain: PermissionDomain;
+  access: PermissionAccess;
+  span: Span;
+}
+
+export interface ComponentDecl {
+  type: "component";
+  keyword: Span;
+  name?: NameNode;
+  kind?: ValueNode<ComponentKind>;
+  description?: string;
+  inputs: NameNode[];
+  outputs: NameNode[];
+  permissions: PermissionNode[];
+}
+
+export interface BindingDecl {
+  type: "binding";
+  keyword: Span;
+  component?: NameNode;
+  hosts: NameNode[];
+  mechanism?: NameNode;
+  strength?: ValueNode<Strength>;
+  notes?: string;
+}
+
+export interface PluginDecl {
+  type: "plugin";
+  keyword: Span;
+  name?: NameNode;
+  version?: ValueNode<string>;
+  provides: NameNode[];
+}
+
+export interface IncludeNode {
+  plugin: NameNode;
+  range: ValueNode<string>;
+}
+
+export interface RequirementNode {
+  keyword: Span;
+  component: NameNode;
+  /** `require x` without a block: minimum advisory, on-degrade report. */
+  bare: boolean;
+  preferred?: ValueNode<Strength>;
+  minimum?: ValueNode<Strength>;
+  onDegrade?: ValueNode<DegradationPolicy>;
+}
+
+export interface SettingNode {
+  key: NameNode;
+  value: SettingValue;
+}
+
+export interface CompositionDecl {
+  type: "composition";
+  keyword: Span;
+  name?: NameNode;
+  parent?: NameNode;
+  target?: NameNode;
+  includes: IncludeNode[];
+  requirements: RequirementNode[];
+  settings: SettingNode[];
+}
+
+export type Declaration = ComponentDecl | BindingDecl | PluginDecl | CompositionDecl;
+
+export interface ParsedFile {
+  uri: string;
+  declarations: Declaration[];
+}
+
+/** A diagnostic before it is given its file's uri. */
+export interface RawDiagnostic {
+  span: Span;
+  code: string;
+  severity: "error" | "warning";
+  message: string;
+}
