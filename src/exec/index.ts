@@ -1,0 +1,42 @@
+export {
+  INFRA_REASONS,
+  type InfraReason,
+  PERMISSION_DECISIONS_VERSION,
+  type PermissionDecisions,
+  permissionDecisionsDocument,
+  permissionDecisionsSchema,
+  RECEIPT_STATUSES,
+  type ReceiptStatus,
+  RUNTIME_RECEIPT_VERSION,
+  type RuntimeReceipt,
+  runtimeReceiptSchema,
+  type TokenUsage,
+  type TraceEvent,
+  tokenUsageSchema,
+  traceEventSchema,
+} from "./receipt.js";
+export {
+  isSecretKey,
+  type RedactOptions,
+  redact,
+  redactText,
+  secretValuesFromEnv,
+} from "./redact.js";
+export type {
+  BashOutput,
+  GrepMatch,
+  ScriptedAgent,
+  ScriptedAgentContext,
+  ScriptedTools,
+  ToolDenied,
+  ToolFailed,
+  ToolResult,
+} from "./scripted/contract.js";
+export { ScriptedExecutor, type ScriptedExecutorOptions } from "./scripted/executor.js";
+export {
+  type Executor,
+  type ExecutorRunInput,
+  HOST_IDS,
+  type HostId,
+  type RuntimeSettings,
+} from "./types.js";

@@ -1,0 +1,75 @@
+import type { PolicyRule } from "../../policy/index.js";
+
+/** A call the policy refused. Denials are values: a scripted agent sees them and carries on. */
+export interface ToolDenied {
+  ok: false;
+  denied: true;
+  reason: string;
+  rule: PolicyRule;
+}
+
+/** An allowed call that did not work (file missing, text not found, command could not start, trial over). */
+export interface ToolFailed {
+  ok: false;
+  denied: false;
+  error: string;
+}
+
+export type ToolResult<T extends object> = ({ ok: true } & T) | ToolDenied | ToolFailed;
+
+export interface GrepMatch {
+  /** Relative to the trial root, `/`-separated. */
+  path: string;
+  /** 1-based. */
+  line: number;
+  text: string;
+}
+
+export interface BashOutput {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/**
+ * The scripted agent's tools. Each call goes through the trial's permission policy under the
+ * Claude Code tool name (Read, Write, Edit, Glob, Grep, Bash), exactly as a real host's would.
+ */
+export interface ScriptedTools {
+  read(path: string): Promise<ToolResult<{ content: string }>>;
+  /** Creates missing parent directories inside the trial. */
+  write(path: string, content: string): Promise<ToolResult<{ bytes: number }>>;
+  /** Replaces the single occurrence of `oldText`; zero or several occurrences is a failure. */
+  edit(path: string, oldText: string, newText: string): Promise<ToolResult<{ replacements: 1 }>>;
+  /** Files matching `pattern` under the trial root (or `path`), relative to the root, sorted. */
+  glob(pattern: string, path?: string): Promise<ToolResult<{ files: string[] }>>;
+  /** Lines matching the JavaScript regular expression `pattern`, in text files under `path`. */
+  grep(pattern: string, path?: string): Promise<ToolResult<{ matches: GrepMatch[] }>>;
+  /** Runs a command from the trial's vocabulary (no shell) in the trial root. */
+  bash(command: string): Promise<ToolResult<BashOutput>>;
+  /**
+   * Calls any tool by name with a raw, Claude Code–shaped input (`{file_path}`, `{command}`, …).
+   * Unknown tools are put to the policy too, and denied.
+   */
+  call(toolName: string, input: unknown): Promise<ToolResult<Record<string, unknown>>>;
+}
+
+export interface ScriptedAgentContext {
+  prompt: string;
+  preamble: string;
+  /** The trial root. */
+  cwd: string;
+  tools: ScriptedTools;
+  /** Aborted when the run times out or is cancelled; tools stop working at that point. */
+  signal: AbortSignal;
+  trial: { index: number; variant: string; task: string };
+}
+
+/**
+ * A scripted agent: the default export of its module. The returned string is the agent's final
+ * report; returning nothing means an empty report.
+ */
+export type ScriptedAgent = (
+  context: ScriptedAgentContext,
+) => Promise<string | undefined> | string | undefined;

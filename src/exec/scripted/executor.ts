@@ -1,0 +1,197 @@
+import {
+  type InfraReason,
+  type ReceiptStatus,
+  RUNTIME_RECEIPT_VERSION,
+  type RuntimeReceipt,
+  type TraceEvent,
+} from "../receipt.js";
+import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
+import type { Executor, ExecutorRunInput } from "../types.js";
+import { loadScriptedAgent } from "./agents.js";
+import type { ScriptedAgentContext } from "./contract.js";
+import { commandEnv, createScriptedTools } from "./tools.js";
+
+export interface ScriptedExecutorOptions {
+  /** Upper bound for one Bash command; the run's deadline applies as well. Default 120 s. */
+  commandTimeoutMs?: number;
+  /** Monotonic clock in milliseconds; defaults to `performance.now`. */
+  now?: () => number;
+  /**
+   * Strings masked in the trace and the final text. Defaults to the values of the harness's
+   * credential variables (`secretValuesFromEnv(process.env)`), read when a run starts.
+   */
+  secretValues?: readonly string[];
+}
+
+type Ending =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; error: unknown }
+  | { kind: "timeout" }
+  | { kind: "aborted" };
+
+function message(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : String(error);
+}
+
+/**
+ * The `scripted` host: runs a scripted agent (built-in or an ES module) against the trial with
+ * tools bound by the same policy the real hosts use, and returns the same receipt shape. A
+ * scripted run has no model, so tokens, cost, credits and turns are null rather than invented.
+ */
+export class ScriptedExecutor implements Executor {
+  readonly host = "scripted" as const;
+  private readonly commandTimeoutMs: number;
+  private readonly now: () => number;
+  private readonly secretValues: readonly string[] | undefined;
+
+  constructor(options: ScriptedExecutorOptions = {}) {
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 120_000;
+    this.now = options.now ?? (() => performance.now());
+    this.secretValues = options.secretValues;
+  }
+
+  async run(input: ExecutorRunInput): Promise<RuntimeReceipt> {
+    const started = this.now();
+    const secretValues = this.secretValues ?? secretValuesFromEnv(process.env);
+    const trace: TraceEvent[] = [];
+    const controller = new AbortController();
+    const toolbox = createScriptedTools({
+      policy: input.policy,
+      cwd: input.cwd,
+      scratchDir: input.scratchDir,
+      signal: controller.signal,
+      commandTimeoutMs: Math.min(this.commandTimeoutMs, input.timeoutMs),
+      trace,
+    });
+    const receipt = (
+      status: ReceiptStatus,
+      fields: {
+        error?: string | null;
+        finalText?: string;
+        infraReason?: InfraReason;
+        agentVersion?: string | null;
+        agentMs?: number | null;
+      },
+    ): RuntimeReceipt => ({
+      schemaVersion: RUNTIME_RECEIPT_VERSION,
+      executor: {
+        host: "scripted",
+        kind: "scripted",
+        package: null,
+        packageVersion: null,
+        agentVersion: fields.agentVersion ?? null,
+      },
+      trial: { task: input.task, variant: input.variant, index: input.trialIndex },
+      model: { requested: input.runtime.model ?? null, effective: [] },
+      settings: {
+        tools: [...input.runtime.tools],
+        allowedTools: [...input.runtime.allowedTools],
+        disallowedTools: [...input.runtime.disallowedTools],
+        permissionMode: input.runtime.permissionMode ?? null,
+        maxTurns: input.runtime.maxTurns ?? null,
+        timeoutMs: input.timeoutMs,
+        envVarNames: Object.keys(commandEnv(input.scratchDir)).sort(),
+        agent: input.agent ?? null,
+      },
+      sessionId: null,
+      wallTimeMs: Math.max(0, Math.round(this.now() - started)),
+      durations: { agentMs: fields.agentMs ?? null, apiMs: null },
+      status,
+      infraReason: status === "infra_error" ? (fields.infraReason ?? "config_invalid") : null,
+      error:
+        fields.error === undefined || fields.error === null
+          ? null
+          : redactText(fields.error, secretValues),
+      // Only exact secret values: credential-shaped patterns could be legitimate report text.
+      finalText: maskSecretValues(fields.finalText ?? "", secretValues),
+      tokens: null,
+      costUsd: null,
+      credits: null,
+      turns: null,
+      toolCalls: toolbox.calls(),
+      permissionDenials: toolbox.denials(),
+      trace: redact(trace, { secretValues }) as TraceEvent[],
+    });
+
+    if (input.policy.config.trialRoot !== input.cwd) {
+      const error = "the policy was created for a different trial root than the run's cwd";
+      return receipt("infra_error", { error, infraReason: "config_invalid" });
+    }
+    if (input.signal?.aborted)
+      return receipt("aborted", { error: "aborted before the agent started" });
+    const loaded = await loadScriptedAgent(input.agent, input.scratchDir, trace);
+    if (!loaded.ok) {
+      trace.push({ type: "agent_load_failed", error: loaded.error });
+      return receipt(loaded.status, { error: loaded.error, infraReason: "config_invalid" });
+    }
+
+    const context: ScriptedAgentContext = {
+      prompt: input.prompt,
+      preamble: input.preamble,
+      cwd: input.cwd,
+      tools: toolbox.tools,
+      signal: controller.signal,
+      trial: { index: input.trialIndex, variant: input.variant, task: input.task },
+    };
+    const agentStarted = this.now();
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    const ending = await new Promise<Ending>((resolve) => {
+      // setTimeout fires at once for delays past 2^31-1 ms; clamp rather than end the run early.
+      timer = setTimeout(
+        () => resolve({ kind: "timeout" }),
+        Math.min(input.timeoutMs, 2_147_483_647),
+      );
+      onAbort = () => resolve({ kind: "aborted" });
+      if (input.signal?.aborted) onAbort();
+      else input.signal?.addEventListener("abort", onAbort, { once: true });
+      // The agent runs in this process; past the deadline the harness stops waiting for it,
+      // aborts its signal and refuses its further tool calls.
+      Promise.resolve()
+        .then(() => loaded.agent(context))
+        .then(
+          (value) => resolve({ kind: "returned", value }),
+          (error: unknown) => resolve({ kind: "threw", error }),
+        );
+    });
+    const agentMs = Math.max(0, Math.round(this.now() - agentStarted));
+    clearTimeout(timer);
+    if (onAbort) input.signal?.removeEventListener("abort", onAbort);
+    controller.abort();
+    // Nothing the harness started on the agent's behalf may still touch the trial afterwards.
+    await toolbox.settled();
+
+    const agentVersion = loaded.version;
+    switch (ending.kind) {
+      case "timeout":
+        trace.push({ type: "timeout", afterMs: input.timeoutMs });
+        return receipt("timeout", {
+          error: `the agent did not finish within ${input.timeoutMs} ms`,
+          agentVersion,
+          agentMs,
+        });
+      case "aborted":
+        trace.push({ type: "aborted" });
+        return receipt("aborted", { error: "the run was aborted", agentVersion, agentMs });
+      case "threw":
+        trace.push({ type: "agent_error", error: message(ending.error) });
+        return receipt("agent_error", {
+          error: `the agent threw: ${message(ending.error)}`,
+          agentVersion,
+          agentMs,
+        });
+      case "returned": {
+        const value = ending.value;
+        if (value !== undefined && typeof value !== "string") {
+          const error = `the agent returned ${value === null ? "null" : typeof value}; expected a string (its final report)`;
+          trace.push({ type: "agent_error", error });
+          return receipt("agent_error", { error, agentVersion, agentMs });
+        }
+        const finalText = value ?? "";
+        trace.push({ type: "final", text: finalText });
+        return receipt("completed", { finalText, agentVersion, agentMs });
+      }
+    }
+  }
+}

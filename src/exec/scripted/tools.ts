@@ -1,0 +1,330 @@
+import { lstat, mkdir, readFile, writeFile } from "node:fs/promises";
+import { devNull } from "node:os";
+import { dirname, join } from "node:path";
+import { glob as globFiles } from "tinyglobby";
+import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../policy/index.js";
+import { minimalEnv, npmArgv, runCommand } from "../../shared/index.js";
+import type { TraceEvent } from "../receipt.js";
+import { redact } from "../redact.js";
+import type {
+  BashOutput,
+  GrepMatch,
+  ScriptedTools,
+  ToolDenied,
+  ToolFailed,
+  ToolResult,
+} from "./contract.js";
+
+const MAX_READ_BYTES = 10 * 1024 * 1024;
+const MAX_GREP_FILE_BYTES = 1024 * 1024;
+const MAX_GREP_MATCHES = 500;
+const MAX_GLOB_FILES = 5000;
+const MAX_COMMAND_OUTPUT = 64 * 1024;
+const MAX_TRACE_STRING = 2000;
+const IGNORED_DIRECTORIES = ["**/.git/**", "**/.GIT/**"];
+
+export interface ScriptedToolsOptions {
+  policy: ToolPolicy;
+  cwd: string;
+  scratchDir: string;
+  /** Aborted when the run ends; in-flight commands are killed and later calls refused. */
+  signal: AbortSignal;
+  /** Upper bound for one command; the run's own deadline still applies through `signal`. */
+  commandTimeoutMs: number;
+  trace: TraceEvent[];
+}
+
+export interface ScriptedToolbox {
+  tools: ScriptedTools;
+  /** Number of tool calls attempted while the run was live. */
+  calls(): number;
+  /** Decision records of the calls the policy denied during this run. */
+  denials(): PolicyDecisionRecord[];
+  /** Settles once every call that started has finished (killed commands included). */
+  settled(): Promise<void>;
+  /** Names of the environment variables commands receive (for the receipt). */
+  envVarNames: string[];
+}
+
+/**
+ * The environment of a validation command: enough to run node/npm/git, a private HOME, and no
+ * user git configuration. Built from an allowlist, never the harness's whole environment.
+ */
+export function commandEnv(scratchDir: string): NodeJS.ProcessEnv {
+  return minimalEnv({
+    HOME: scratchDir,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: devNull,
+    GIT_TERMINAL_PROMPT: "0",
+    NO_UPDATE_NOTIFIER: "1",
+    npm_config_update_notifier: "false",
+    npm_config_fund: "false",
+    npm_config_audit: "false",
+  });
+}
+
+function clipStrings(value: unknown): unknown {
+  if (typeof value === "string") {
+    return value.length > MAX_TRACE_STRING
+      ? `${value.slice(0, MAX_TRACE_STRING)}… [${value.length} chars]`
+      : value;
+  }
+  if (Array.isArray(value)) return value.map(clipStrings);
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v)]));
+  }
+  return value;
+}
+
+function failed(error: string): ToolFailed {
+  return { ok: false, denied: false, error };
+}
+
+function denied(decision: PolicyDecision): ToolDenied {
+  return { ok: false, denied: true, reason: decision.reason, rule: decision.rule };
+}
+
+function errorText(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === "ENOENT") return "no such file";
+  if (code === "EISDIR") return "is a directory";
+  if (code === "ENOTDIR") return "a parent is not a directory";
+  return code ?? (error instanceof Error ? error.message : String(error));
+}
+
+function toRegExp(pattern: string): RegExp | string {
+  try {
+    return new RegExp(pattern);
+  } catch (error) {
+    return `invalid regular expression: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * Builds the scripted host's tools around the trial's policy. An allowed call operates on the
+ * physical path the policy checked (never on the raw input), so what was judged is what is touched.
+ */
+export function createScriptedTools(options: ScriptedToolsOptions): ScriptedToolbox {
+  const { policy, signal, trace } = options;
+  const env = commandEnv(options.scratchDir);
+  const inFlight = new Set<Promise<unknown>>();
+  const denials: PolicyDecisionRecord[] = [];
+  let calls = 0;
+
+  type Handler = (
+    decision: PolicyDecision,
+    input: Record<string, unknown>,
+  ) => Promise<ToolResult<object>>;
+
+  const handlers: Record<string, Handler> = {
+    Read: async (decision) => {
+      const path = decision.target!.absolutePath;
+      const info = await lstat(path);
+      if (info.size > MAX_READ_BYTES) return failed(`file is larger than ${MAX_READ_BYTES} bytes`);
+      return { ok: true, content: await readFile(path, "utf8") };
+    },
+    Write: async (decision, input) => {
+      const content = input.content;
+      if (typeof content !== "string") return failed("`content` must be a string");
+      const path = decision.target!.absolutePath;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, content);
+      return { ok: true, bytes: Buffer.byteLength(content) };
+    },
+    Edit: async (decision, input) => {
+      const { old_string: oldText, new_string: newText } = input;
+      if (typeof oldText !== "string" || typeof newText !== "string") {
+        return failed("`old_string` and `new_string` must be strings");
+      }
+      if (oldText === "") return failed("`old_string` is empty");
+      const path = decision.target!.absolutePath;
+      const text = await readFile(path, "utf8");
+      const occurrences = text.split(oldText).length - 1;
+      if (occurrences === 0) return failed("`old_string` not found in the file");
+      if (occurrences > 1)
+        return failed(`\`old_string\` occurs ${occurrences} times; include more context`);
+      await writeFile(
+        path,
+        text.replace(oldText, () => newText),
+      );
+      return { ok: true, replacements: 1 };
+    },
+    MultiEdit: async (decision, input) => {
+      const edits = input.edits;
+      if (!Array.isArray(edits) || edits.length === 0)
+        return failed("`edits` must be a non-empty array");
+      const path = decision.target!.absolutePath;
+      let text = await readFile(path, "utf8");
+      for (const [index, edit] of edits.entries()) {
+        const oldText = (edit as Record<string, unknown> | null)?.old_string;
+        const newText = (edit as Record<string, unknown> | null)?.new_string;
+        if (typeof oldText !== "string" || oldText === "" || typeof newText !== "string") {
+          return failed(`edits[${index}] needs a non-empty \`old_string\` and a \`new_string\``);
+        }
+        const occurrences = text.split(oldText).length - 1;
+        if (occurrences !== 1)
+          return failed(`edits[${index}].old_string occurs ${occurrences} times; expected once`);
+        text = text.replace(oldText, () => newText);
+      }
+      // All or nothing, like the host tool: the file is written only when every edit applies.
+      await writeFile(path, text);
+      return { ok: true, replacements: edits.length };
+    },
+    Glob: async (decision, input) => {
+      const base = decision.target!;
+      const found = await globFiles(String(input.pattern), {
+        cwd: base.absolutePath,
+        dot: true,
+        onlyFiles: true,
+        followSymbolicLinks: false,
+        ignore: IGNORED_DIRECTORIES,
+      });
+      const prefix = base.relativePath === "" ? "" : `${base.relativePath}/`;
+      const files = found.map((f) => `${prefix}${f}`).sort();
+      return { ok: true, files: files.slice(0, MAX_GLOB_FILES) };
+    },
+    Grep: async (decision, input) => {
+      const regex = toRegExp(String(input.pattern));
+      if (typeof regex === "string") return failed(regex);
+      const base = decision.target!;
+      const info = await lstat(base.absolutePath);
+      const candidates = info.isDirectory()
+        ? (
+            await globFiles("**/*", {
+              cwd: base.absolutePath,
+              dot: true,
+              onlyFiles: true,
+              followSymbolicLinks: false,
+              ignore: IGNORED_DIRECTORIES,
+            })
+          ).sort()
+        : [""];
+      const matches: GrepMatch[] = [];
+      for (const relative of candidates) {
+        if (matches.length >= MAX_GREP_MATCHES) break;
+        const absolute = relative === "" ? base.absolutePath : join(base.absolutePath, relative);
+        const stats = await lstat(absolute).catch(() => null);
+        if (!stats?.isFile() || stats.size > MAX_GREP_FILE_BYTES) continue;
+        const content = await readFile(absolute);
+        if (content.includes(0)) continue;
+        const path = [base.relativePath, relative].filter((p) => p !== "").join("/");
+        content
+          .toString("utf8")
+          .split(/\r?\n/)
+          .forEach((line, index) => {
+            if (matches.length < MAX_GREP_MATCHES && regex.test(line)) {
+              matches.push({ path, line: index + 1, text: line });
+            }
+          });
+      }
+      return { ok: true, matches };
+    },
+    Bash: async (decision) => {
+      const argv = decision.argv!;
+      const command = argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv;
+      const result = await runCommand(command, {
+        cwd: options.cwd,
+        env,
+        timeoutMs: options.commandTimeoutMs,
+        signal,
+        maxOutputBytes: MAX_COMMAND_OUTPUT,
+      });
+      if (result.spawnError !== undefined)
+        return failed(`could not start ${argv[0]}: ${result.spawnError}`);
+      const output: BashOutput = {
+        exitCode: result.exitCode,
+        stdout: result.stdout,
+        stderr: result.stderr,
+        timedOut: result.timedOut,
+      };
+      return { ok: true, ...output };
+    },
+  };
+
+  async function perform(toolName: string, input: unknown): Promise<ToolResult<object>> {
+    if (signal.aborted) return failed("the trial has ended; tool calls are no longer carried out");
+    calls++;
+    const decision = await policy.decide(toolName, input);
+    const event: TraceEvent = {
+      type: "tool_call",
+      seq: decision.seq,
+      tool: toolName,
+      input: clipStrings(redact(input)),
+      decision: decision.decision,
+      rule: decision.rule,
+    };
+    trace.push(event);
+    let result: ToolResult<object>;
+    if (decision.decision === "deny") {
+      const record = policy.decisions().find((r) => r.seq === decision.seq);
+      if (record) denials.push(record);
+      result = denied(decision);
+    } else if (signal.aborted) {
+      result = failed("the trial has ended; tool calls are no longer carried out");
+    } else {
+      const handler = handlers[decision.tool!]!;
+      const fields =
+        typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+      try {
+        result = await handler(decision, fields);
+      } catch (error) {
+        result = failed(errorText(error));
+      }
+    }
+    event.result = clipStrings(redact(summarizeResult(result)));
+    return result;
+  }
+
+  function track<T>(promise: Promise<T>): Promise<T> {
+    inFlight.add(promise);
+    promise.finally(() => inFlight.delete(promise)).catch(() => {});
+    return promise;
+  }
+
+  const call = (toolName: string, input: unknown) => track(perform(toolName, input));
+
+  const tools: ScriptedTools = {
+    read: (path) => call("Read", { file_path: path }) as Promise<ToolResult<{ content: string }>>,
+    write: (path, content) =>
+      call("Write", { file_path: path, content }) as Promise<ToolResult<{ bytes: number }>>,
+    edit: (path, oldText, newText) =>
+      call("Edit", { file_path: path, old_string: oldText, new_string: newText }) as Promise<
+        ToolResult<{ replacements: 1 }>
+      >,
+    glob: (pattern, path) =>
+      call("Glob", path === undefined ? { pattern } : { pattern, path }) as Promise<
+        ToolResult<{ files: string[] }>
+      >,
+    grep: (pattern, path) =>
+      call("Grep", path === undefined ? { pattern } : { pattern, path }) as Promise<
+        ToolResult<{ matches: GrepMatch[] }>
+      >,
+    bash: (command) => call("Bash", { command }) as Promise<ToolResult<BashOutput>>,
+    call: (toolName, input) =>
+      call(toolName, input) as Promise<ToolResult<Record<string, unknown>>>,
+  };
+
+  return {
+    tools,
+    calls: () => calls,
+    denials: () => [...denials],
+    settled: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    envVarNames: Object.keys(env).sort(),
+  };
+}
+
+/** What the trace keeps of a result: outcomes and sizes, not whole file contents. */
+function summarizeResult(result: ToolResult<object>): Record<string, unknown> {
+  if (!result.ok) return { ...result };
+  const out: Record<string, unknown> = { ok: true };
+  for (const [key, value] of Object.entries(result as Record<string, unknown>)) {
+    if (key === "ok") continue;
+    if (key === "content" && typeof value === "string") out.contentChars = value.length;
+    else if (key === "files" && Array.isArray(value)) out.files = value.length;
+    else if (key === "matches" && Array.isArray(value)) out.matches = value.length;
+    else out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+import type { ToolPolicy } from "../policy/index.js";
+import type { RuntimeReceipt } from "./receipt.js";
+
+/** Agent runtimes an executor can drive (SPEC §2). Mirrors the union in `src/hosts`. */
+export const HOST_IDS = ["qoder", "pi", "claude-code", "codex", "scripted"] as const;
+export type HostId = (typeof HOST_IDS)[number];
+
+/** Runtime settings a variant asks for; each executor maps them to its host's options. */
+export interface RuntimeSettings {
+  model?: string;
+  /** Tools visible to the agent. */
+  tools: readonly string[];
+  /** Tools approved without asking the policy (the v1 manifest requires none). */
+  allowedTools: readonly string[];
+  disallowedTools: readonly string[];
+  permissionMode?: string;
+  maxTurns?: number;
+}
+
+export interface ExecutorRunInput {
+  /** The task prompt. */
+  prompt: string;
+  /** The composition's run preamble (advisory text for hosts that cannot wire components). */
+  preamble: string;
+  /** The trial root: the agent's working directory. */
+  cwd: string;
+  /** The bounded permission policy for this trial; every tool call is put to it. */
+  policy: ToolPolicy;
+  /** Wall-clock budget for the whole run; past it the agent is aborted and the status is `timeout`. */
+  timeoutMs: number;
+  /** Aborts the run from outside (status `aborted`). */
+  signal?: AbortSignal;
+  /** A private directory outside the trial root for the run's isolated home and config. */
+  scratchDir: string;
+  runtime: RuntimeSettings;
+  /**
+   * Scripted host only: a built-in agent (`nop`, `oracle:<absolute patch path>`) or the absolute
+   * path of an ES module whose default export is the agent.
+   */
+  agent?: string;
+  /** The trial's number within its variant and task, as the runner numbers trials. */
+  trialIndex: number;
+  variant: string;
+  task: string;
+}
+
+/**
+ * Runs one trial's agent on one host. `run` never throws for anything the agent or the host does:
+ * every outcome, infrastructure failures included, is a receipt.
+ */
+export interface Executor {
+  readonly host: HostId;
+  run(input: ExecutorRunInput): Promise<RuntimeReceipt>;
+}

@@ -1,0 +1,22 @@
+export {
+  type CommandCheck,
+  checkCommand,
+  isPlainArgv,
+  type TokenizeResult,
+  tokenizeCommand,
+} from "./command.js";
+export { createToolPolicy } from "./policy.js";
+export { maskCredentials } from "./summary.js";
+export { normalizeToolName } from "./tools.js";
+export {
+  CANONICAL_TOOLS,
+  type CanonicalTool,
+  type PathResolverFs,
+  POLICY_RULES,
+  type PolicyDecision,
+  type PolicyDecisionRecord,
+  type PolicyRule,
+  policyDecisionRecordSchema,
+  type ToolPolicy,
+  type ToolPolicyOptions,
+} from "./types.js";

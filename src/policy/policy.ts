@@ -1,0 +1,245 @@
+import { readlink, realpath } from "node:fs/promises";
+import { isAbsolute } from "node:path";
+import { checkCommand, isPlainArgv } from "./command.js";
+import {
+  absoluteFromRoot,
+  globPatternEscapes,
+  isGitPath,
+  isHomeRelative,
+  PathResolutionError,
+  rawPathProblem,
+  relativeInside,
+  resolvePhysicalPath,
+} from "./paths.js";
+import { summarizeInput } from "./summary.js";
+import { normalizeToolName, TOOL_KINDS } from "./tools.js";
+import type {
+  CanonicalTool,
+  PathResolverFs,
+  PolicyDecision,
+  PolicyDecisionRecord,
+  PolicyRule,
+  ToolPolicy,
+  ToolPolicyOptions,
+} from "./types.js";
+
+const defaultResolver: PathResolverFs = { realpath, readlink };
+
+type Verdict = Omit<PolicyDecision, "seq" | "tool">;
+
+function deny(rule: Exclude<PolicyRule, "allowed">, reason: string): Verdict {
+  return { decision: "deny", rule, reason };
+}
+
+function field(input: unknown, name: string): unknown {
+  return typeof input === "object" && input !== null
+    ? (input as Record<string, unknown>)[name]
+    : undefined;
+}
+
+/** Checks the manifest-derived settings once; a bad setting is a programmer error, not a denial. */
+function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
+  if (!isAbsolute(options.trialRoot)) {
+    throw new Error(`createToolPolicy: trialRoot must be absolute, got ${options.trialRoot}`);
+  }
+  const allowedWrites = [...new Set(options.allowedWrites)].sort();
+  for (const path of allowedWrites) {
+    const segments = path.split("/");
+    if (
+      path === "" ||
+      path.includes("\\") ||
+      isAbsolute(path) ||
+      segments.some((s) => s === "" || s === "." || s === "..") ||
+      isGitPath(path)
+    ) {
+      throw new Error(
+        `createToolPolicy: allowedWrites entry ${JSON.stringify(path)} must be a relative /-separated file path without empty, ".", ".." or .git segments`,
+      );
+    }
+  }
+  const allowedCommands = options.allowedCommands.map((argv) => [...argv]);
+  for (const argv of allowedCommands) {
+    if (!isPlainArgv(argv)) {
+      throw new Error(
+        `createToolPolicy: allowedCommands entry ${JSON.stringify(argv)} must be a non-empty argv of plain words (letters, digits and _./:=@%+,-)`,
+      );
+    }
+  }
+  const tools: CanonicalTool[] = [];
+  for (const name of options.tools) {
+    const canonical = normalizeToolName(name);
+    if (canonical !== null && !tools.includes(canonical)) tools.push(canonical);
+  }
+  return { trialRoot: options.trialRoot, allowedWrites, allowedCommands, tools };
+}
+
+/**
+ * The bounded permission callback of SPEC §5.3 as an object: every tool call an agent makes is
+ * put to `decide`, which applies the rules in `docs/policy.md` and records the decision.
+ */
+export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
+  const config = normalizeOptions(options);
+  const now = options.now ?? Date.now;
+  const fs = options.resolver ?? defaultResolver;
+  const startedAt = now();
+  const visible = new Set<CanonicalTool>(config.tools);
+  const writable = new Set(config.allowedWrites);
+  const records: (PolicyDecisionRecord | undefined)[] = [];
+  let physicalRoot: Promise<string> | undefined;
+
+  // The root's physical path is what targets are compared with (e.g. /private/tmp on macOS).
+  const rootReal = () => {
+    physicalRoot ??= fs.realpath(config.trialRoot).catch(() => config.trialRoot);
+    return physicalRoot;
+  };
+
+  async function confine(
+    raw: unknown,
+    fieldName: string,
+  ): Promise<
+    { ok: true; absolutePath: string; relativePath: string } | { ok: false; verdict: Verdict }
+  > {
+    const problem = rawPathProblem(raw, fieldName);
+    if (problem !== null) return { ok: false, verdict: deny("invalid-input", problem) };
+    const path = raw as string;
+    if (isHomeRelative(path)) {
+      return {
+        ok: false,
+        verdict: deny(
+          "path-outside-root",
+          `${fieldName} ${path} refers to a home directory, outside the trial root`,
+        ),
+      };
+    }
+    const root = await rootReal();
+    let physical: string;
+    try {
+      physical = await resolvePhysicalPath(absoluteFromRoot(config.trialRoot, path), fs);
+    } catch (error) {
+      const message = error instanceof PathResolutionError ? error.message : String(error);
+      return {
+        ok: false,
+        verdict: deny("invalid-input", `${fieldName} cannot be resolved: ${message}`),
+      };
+    }
+    const relativePath = relativeInside(root, physical);
+    if (relativePath === null) {
+      return {
+        ok: false,
+        verdict: deny(
+          "path-outside-root",
+          `${fieldName} resolves outside the trial root (symlinks followed); file tools are confined to the trial`,
+        ),
+      };
+    }
+    if (isGitPath(relativePath)) {
+      return {
+        ok: false,
+        verdict: deny("git-dir", `${fieldName} is inside .git, which holds the harness's baseline`),
+      };
+    }
+    return { ok: true, absolutePath: physical, relativePath };
+  }
+
+  async function judge(tool: CanonicalTool, input: unknown): Promise<Verdict> {
+    const kind = TOOL_KINDS[tool];
+    if (kind === "read" || kind === "write") {
+      const name = field(input, "file_path") !== undefined ? "file_path" : "path";
+      const target = await confine(field(input, name), name);
+      if (!target.ok) return target.verdict;
+      const found = { absolutePath: target.absolutePath, relativePath: target.relativePath };
+      if (kind === "write" && !writable.has(target.relativePath)) {
+        return {
+          ...deny(
+            "write-not-allowed",
+            `${target.relativePath || "(the trial root)"} is not in the allowed change surface (${config.allowedWrites.join(", ") || "nothing"})`,
+          ),
+          target: found,
+        };
+      }
+      return {
+        decision: "allow",
+        rule: "allowed",
+        reason: `${tool} ${target.relativePath || "."} inside the trial root`,
+        target: found,
+      };
+    }
+    if (kind === "search") {
+      const pattern = field(input, "pattern");
+      if (typeof pattern !== "string" || pattern === "") {
+        return deny("invalid-input", "`pattern` must be a non-empty string");
+      }
+      if (tool === "Glob" && globPatternEscapes(pattern)) {
+        return deny(
+          "path-outside-root",
+          "glob pattern is absolute or climbs with `..`; patterns are relative to the search directory",
+        );
+      }
+      const rawPath = field(input, "path");
+      const target = await confine(rawPath ?? ".", "path");
+      if (!target.ok) return target.verdict;
+      return {
+        decision: "allow",
+        rule: "allowed",
+        reason: `${tool} in ${target.relativePath || "."}`,
+        target: { absolutePath: target.absolutePath, relativePath: target.relativePath },
+      };
+    }
+    const command = field(input, "command");
+    if (typeof command !== "string") return deny("invalid-input", "`command` must be a string");
+    if (field(input, "run_in_background") === true) {
+      return deny("background-not-allowed", "background commands could outlive the trial");
+    }
+    const check = checkCommand(command, config.allowedCommands);
+    if (!check.ok) return deny(check.rule, check.reason);
+    return {
+      decision: "allow",
+      rule: "allowed",
+      reason: "command is in the vocabulary",
+      argv: check.argv,
+    };
+  }
+
+  async function decide(toolName: string, input: unknown): Promise<PolicyDecision> {
+    const seq = records.length + 1;
+    // Reserve the slot now so concurrent calls keep call order in the log.
+    records.push(undefined);
+    const tool = typeof toolName === "string" ? normalizeToolName(toolName) : null;
+    let verdict: Verdict;
+    if (tool === null) {
+      verdict = deny(
+        "unknown-tool",
+        `${String(toolName)} is not a tool this policy can bound; it is denied`,
+      );
+    } else if (!visible.has(tool)) {
+      verdict = deny(
+        "tool-not-enabled",
+        `${tool} is not among the trial's tools (${config.tools.join(", ") || "none"})`,
+      );
+    } else {
+      verdict = await judge(tool, input);
+    }
+    const root = await rootReal();
+    records[seq - 1] = {
+      seq,
+      tool: String(toolName),
+      inputSummary: summarizeInput(tool, input, [config.trialRoot, root]),
+      decision: verdict.decision,
+      reason: verdict.reason
+        .split(root)
+        .join("<trial-root>")
+        .split(config.trialRoot)
+        .join("<trial-root>"),
+      rule: verdict.rule,
+      atMs: Math.max(0, now() - startedAt),
+    };
+    return { seq, tool, ...verdict };
+  }
+
+  return {
+    config,
+    decide,
+    decisions: () =>
+      records.filter((r): r is PolicyDecisionRecord => r !== undefined).map((r) => ({ ...r })),
+  };
+}

@@ -1,0 +1,21 @@
+export { diffSnapshots } from "./diff.js";
+export { type ApplyPatchResult, applyPatch, capturePatch } from "./git.js";
+export { replaceTrialRoot } from "./paths.js";
+export { snapshotTree } from "./snapshot.js";
+export { createTrialWorkspace } from "./trial.js";
+export {
+  type CapturedPatch,
+  type CreateTrialWorkspaceOptions,
+  isWorkspaceError,
+  type PatchStats,
+  type SnapshotDiff,
+  type SnapshotOptions,
+  type TreeEntry,
+  type TreeSnapshot,
+  type TrialWorkspace,
+  treeEntrySchema,
+  treeSnapshotSchema,
+  WORKSPACE_ERROR_CODES,
+  WorkspaceError,
+  type WorkspaceErrorCode,
+} from "./types.js";

@@ -1,0 +1,110 @@
+import { z } from "zod";
+
+/**
+ * Why a workspace step failed. Each is an environment problem (or an unusable fixture), so the
+ * runner records it as the trial's infrastructure error with `evidence`, never as an agent failure.
+ */
+export const WORKSPACE_ERROR_CODES = [
+  "fixture-symlink",
+  "fixture-special-file",
+  "fixture-git-dir",
+  "snapshot-failed",
+  "copy-failed",
+  "git-failed",
+  "patch-failed",
+  "cleanup-failed",
+] as const;
+export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
+
+export class WorkspaceError extends Error {
+  readonly code: WorkspaceErrorCode;
+  /** What was seen: the offending path, the git argv with its exit code and stderr tail, … */
+  readonly evidence: Record<string, unknown>;
+  constructor(code: WorkspaceErrorCode, message: string, evidence: Record<string, unknown> = {}) {
+    super(message);
+    this.name = "WorkspaceError";
+    this.code = code;
+    this.evidence = evidence;
+  }
+}
+
+export function isWorkspaceError(error: unknown): error is WorkspaceError {
+  return error instanceof WorkspaceError;
+}
+
+export const treeEntrySchema = z.strictObject({
+  /** Relative to the snapshot root, `/`-separated. */
+  path: z.string(),
+  /** `symlink` and `other` appear only in trial snapshots; fixtures reject them. */
+  kind: z.enum(["file", "dir", "symlink", "other"]),
+  /** File size; a symlink's target length; 0 for directories. */
+  bytes: z.number().int().min(0),
+  /** Hex SHA-256 of the content (of the link text for a symlink); null for directories. */
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
+});
+export type TreeEntry = z.infer<typeof treeEntrySchema>;
+
+export const treeSnapshotSchema = z.strictObject({
+  /** Entries sorted by path (code-unit order). */
+  files: z.array(treeEntrySchema),
+  /** `sha256:<hex>` over every entry's kind, path, size and content hash. */
+  hash: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+});
+export type TreeSnapshot = z.infer<typeof treeSnapshotSchema>;
+
+export interface SnapshotOptions {
+  /**
+   * `fixture` (default): the tree must be plain files and directories; a symlink, a special file
+   * or a `.git` anywhere is a WorkspaceError. `trial`: the trial root's own `.git` (the harness's
+   * baseline) is skipped and anything the run left behind is recorded, symlinks included.
+   */
+  mode?: "fixture" | "trial";
+}
+
+export interface SnapshotDiff {
+  added: string[];
+  modified: string[];
+  deleted: string[];
+}
+
+export interface PatchStats {
+  filesChanged: number;
+  insertions: number;
+  deletions: number;
+  binaryFiles: number;
+  patchBytes: number;
+}
+
+export interface CapturedPatch {
+  /** `git diff --binary` against the baseline commit; applies with `git apply` to the fixture. */
+  patch: string;
+  /** The same patch as bytes, exactly as git wrote it (write these to `patch.diff`). */
+  patchBytes: Uint8Array;
+  /** Added, modified and deleted paths, sorted, `/`-separated. */
+  changedFiles: string[];
+  stats: PatchStats;
+}
+
+export interface TrialWorkspace {
+  /** The trial's working copy (the agent's cwd). */
+  readonly root: string;
+  /** `root` with symlinks resolved (e.g. /private/var/… on macOS); same directory. */
+  readonly realRoot: string;
+  /**
+   * A private directory outside the root, for the executor's isolated home and config. It is
+   * removed with the workspace.
+   */
+  readonly scratchDir: string;
+  /** Replaces the root (either spelling) with `<trial-root>` and the temp area with `<trial-temp>`. */
+  scrubPaths(text: string): string;
+  /** Removes every file of the trial. Safe to call more than once. */
+  cleanup(): Promise<void>;
+}
+
+export interface CreateTrialWorkspaceOptions {
+  /** Parent of the trial's temporary directory; defaults to the OS temp directory. */
+  tempParent?: string;
+}

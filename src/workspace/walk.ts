@@ -1,0 +1,85 @@
+import type { Dirent } from "node:fs";
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { mapLimit } from "./pool.js";
+import { WorkspaceError } from "./types.js";
+
+export interface WalkedEntry {
+  /** Relative to the walk root, `/`-separated. */
+  path: string;
+  absolute: string;
+  kind: "file" | "dir" | "symlink" | "other";
+}
+
+/** Directories read at once; enough to hide latency without exhausting file descriptors. */
+const DIRECTORY_CONCURRENCY = 16;
+
+function kindOf(entry: Dirent): WalkedEntry["kind"] {
+  if (entry.isSymbolicLink()) return "symlink";
+  if (entry.isDirectory()) return "dir";
+  if (entry.isFile()) return "file";
+  return "other";
+}
+
+/**
+ * Lists a tree without following symlinks, sorted by path. In `fixture` mode anything but plain
+ * files and directories is an error naming the path, and so is `.git` at any depth (a fixture's
+ * own repository would carry its config and hooks into the trial, and a nested one would hide its
+ * files from the baseline commit). In `trial` mode only the root's `.git` is skipped.
+ */
+export async function walkTree(root: string, mode: "fixture" | "trial"): Promise<WalkedEntry[]> {
+  const entries: WalkedEntry[] = [];
+  let level: WalkedEntry[] = [{ path: "", absolute: root, kind: "dir" }];
+  while (level.length > 0) {
+    const listings = await mapLimit(level, DIRECTORY_CONCURRENCY, async (dir) => {
+      try {
+        return await readdir(dir.absolute, { withFileTypes: true });
+      } catch (error) {
+        throw new WorkspaceError(
+          "snapshot-failed",
+          `cannot list ${dir.path === "" ? root : dir.path}: ${(error as Error).message}`,
+          { path: dir.path === "" ? "." : dir.path, code: (error as NodeJS.ErrnoException).code },
+        );
+      }
+    });
+    const next: WalkedEntry[] = [];
+    level.forEach((dir, i) => {
+      for (const dirent of listings[i]!) {
+        const path = dir.path === "" ? dirent.name : `${dir.path}/${dirent.name}`;
+        const entry: WalkedEntry = {
+          path,
+          absolute: join(dir.absolute, dirent.name),
+          kind: kindOf(dirent),
+        };
+        if (dirent.name.toLowerCase() === ".git") {
+          if (mode === "trial" && dir.path === "") continue;
+          if (mode === "fixture") {
+            throw new WorkspaceError(
+              "fixture-git-dir",
+              `fixture contains ${path}; a fixture must be plain files (remove its git metadata)`,
+              { path },
+            );
+          }
+        }
+        if (mode === "fixture" && entry.kind === "symlink") {
+          throw new WorkspaceError(
+            "fixture-symlink",
+            `fixture contains a symbolic link at ${path}; fixtures must not contain symlinks`,
+            { path },
+          );
+        }
+        if (mode === "fixture" && entry.kind === "other") {
+          throw new WorkspaceError(
+            "fixture-special-file",
+            `fixture contains ${path}, which is neither a file nor a directory`,
+            { path },
+          );
+        }
+        entries.push(entry);
+        if (entry.kind === "dir") next.push(entry);
+      }
+    });
+    level = next;
+  }
+  return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

@@ -1,0 +1,362 @@
+import { createHash } from "node:crypto";
+import {
+  chmod,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { minimalEnv, runCommand } from "../../src/shared/index.js";
+import {
+  applyPatch,
+  capturePatch,
+  createTrialWorkspace,
+  diffSnapshots,
+  replaceTrialRoot,
+  snapshotTree,
+  type TreeSnapshot,
+  type TrialWorkspace,
+  treeSnapshotSchema,
+  WorkspaceError,
+} from "../../src/workspace/index.js";
+
+let base: string;
+let fixture: string;
+let temps: string;
+const open: TrialWorkspace[] = [];
+
+async function writeTree(dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(join(dir, path, ".."), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+}
+
+async function trial(): Promise<TrialWorkspace> {
+  const workspace = await createTrialWorkspace(fixture, { tempParent: temps });
+  open.push(workspace);
+  return workspace;
+}
+
+async function gitOut(root: string, args: string[]): Promise<string> {
+  const result = await runCommand(["git", ...args], {
+    cwd: root,
+    env: minimalEnv({ GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }),
+    timeoutMs: 30_000,
+  });
+  expect(result.exitCode, result.stderr).toBe(0);
+  return result.stdout;
+}
+
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), "hl-ws-"));
+  fixture = join(base, "fixture");
+  temps = join(base, "temps");
+  await mkdir(temps);
+  await writeTree(fixture, {
+    "package.json": '{"name":"demo","scripts":{"test":"node --test"}}\n',
+    "src/index.js": "export const add = (a, b) => a - b;\n",
+    "test/index.test.js": "// tests\n",
+    "docs/old.md": "old\n",
+    ".gitignore": "cache/\n",
+    "cache/kept.txt": "ignored by git but part of the fixture\n",
+  });
+  await mkdir(join(fixture, "empty-dir"));
+});
+
+afterEach(async () => {
+  for (const w of open.splice(0)) await w.cleanup();
+  await rm(base, { recursive: true, force: true });
+});
+
+describe("snapshotTree", () => {
+  it("lists every file and directory with size and sha256, sorted, with a stable hash", async () => {
+    const snapshot = await snapshotTree(fixture);
+    expect(treeSnapshotSchema.parse(snapshot)).toEqual(snapshot);
+    expect(snapshot.files.map((f) => f.path)).toEqual([
+      ".gitignore",
+      "cache",
+      "cache/kept.txt",
+      "docs",
+      "docs/old.md",
+      "empty-dir",
+      "package.json",
+      "src",
+      "src/index.js",
+      "test",
+      "test/index.test.js",
+    ]);
+    expect(snapshot.files.find((f) => f.path === "docs/old.md")).toEqual({
+      path: "docs/old.md",
+      kind: "file",
+      bytes: 4,
+      sha256: createHash("sha256").update("old\n").digest("hex"),
+    });
+    expect(snapshot.files.find((f) => f.path === "src")).toMatchObject({
+      kind: "dir",
+      sha256: null,
+    });
+    const copy = join(base, "copy");
+    await cp(fixture, copy, { recursive: true });
+    expect((await snapshotTree(copy)).hash).toBe(snapshot.hash);
+    await writeFile(join(copy, "docs/old.md"), "new\n");
+    expect((await snapshotTree(copy)).hash).not.toBe(snapshot.hash);
+  });
+
+  it("rejects a fixture containing a symlink, naming its path", async () => {
+    await symlink("../package.json", join(fixture, "src", "link.json"));
+    const error = await snapshotTree(fixture).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkspaceError);
+    expect(error).toMatchObject({ code: "fixture-symlink", evidence: { path: "src/link.json" } });
+    expect((error as Error).message).toContain("src/link.json");
+  });
+
+  it("rejects a fixture carrying git metadata at any depth", async () => {
+    await mkdir(join(fixture, "vendor", "lib", ".git"), { recursive: true });
+    await expect(snapshotTree(fixture)).rejects.toMatchObject({
+      code: "fixture-git-dir",
+      evidence: { path: "vendor/lib/.git" },
+    });
+  });
+
+  it("in trial mode skips the baseline repository and records symlinks a run left", async () => {
+    const workspace = await trial();
+    await symlink("package.json", join(workspace.root, "alias"));
+    const snapshot = await snapshotTree(workspace.root, { mode: "trial" });
+    expect(snapshot.files.some((f) => f.path === ".git" || f.path.startsWith(".git/"))).toBe(false);
+    expect(snapshot.files.some((f) => f.path === ".gitignore")).toBe(true);
+    expect(snapshot.files.find((f) => f.path === "alias")).toMatchObject({
+      kind: "symlink",
+      bytes: 12,
+    });
+  });
+
+  it("reports a missing root as snapshot-failed", async () => {
+    await expect(snapshotTree(join(base, "nope"))).rejects.toMatchObject({
+      code: "snapshot-failed",
+    });
+  });
+});
+
+describe("diffSnapshots", () => {
+  const entry = (path: string, sha: string, kind: "file" | "dir" | "symlink" = "file") => ({
+    path,
+    kind,
+    bytes: kind === "dir" ? 0 : 1,
+    sha256: kind === "dir" ? null : sha.repeat(64),
+  });
+  const snap = (files: ReturnType<typeof entry>[]): TreeSnapshot => ({
+    files,
+    hash: `sha256:${"0".repeat(64)}`,
+  });
+
+  it("lists added, modified and deleted files, ignoring directories", () => {
+    const before = snap([entry("a", "1"), entry("b", "2"), entry("d", "", "dir"), entry("l", "3")]);
+    const after = snap([
+      entry("a", "1"),
+      entry("c", "4"),
+      entry("e", "", "dir"),
+      entry("l", "3", "symlink"),
+      entry("b", "5"),
+    ]);
+    expect(diffSnapshots(before, after)).toEqual({
+      added: ["c"],
+      modified: ["b", "l"],
+      deleted: [],
+    });
+    expect(diffSnapshots(after, before)).toEqual({
+      added: [],
+      modified: ["b", "l"],
+      deleted: ["c"],
+    });
+  });
+});
+
+describe("createTrialWorkspace", () => {
+  it("copies the fixture into a fresh repository with one deterministic baseline commit", async () => {
+    const first = await trial();
+    const second = await trial();
+    expect(first.root).not.toBe(second.root);
+    expect((await snapshotTree(first.root, { mode: "trial" })).hash).toBe(
+      (await snapshotTree(fixture)).hash,
+    );
+    const log = await gitOut(first.root, ["log", "--format=%H %an <%ae> %cn %at"]);
+    expect(log.trim().split("\n")).toHaveLength(1);
+    expect(log).toContain("harnesslab <harnesslab@localhost> harnesslab 946684800");
+    // Same fixture, same identity, same date: same commit id.
+    expect(await gitOut(second.root, ["rev-parse", "HEAD"])).toBe(
+      await gitOut(first.root, ["rev-parse", "HEAD"]),
+    );
+    // The baseline holds the whole fixture, even what its .gitignore names.
+    expect(await gitOut(first.root, ["ls-files"])).toContain("cache/kept.txt");
+    expect(await gitOut(first.root, ["status", "--short"])).toBe("");
+    expect(await readdir(join(first.root, ".git", "hooks")).catch(() => [])).toEqual([]);
+    expect((await gitOut(first.root, ["config", "core.hooksPath"])).trim()).not.toBe("");
+    const scratch = await stat(first.scratchDir);
+    expect(scratch.isDirectory()).toBe(true);
+    expect(first.scratchDir.startsWith(first.root)).toBe(false);
+  });
+
+  it("ignores the user's global git configuration and hooks", async () => {
+    const evil = join(base, "evil");
+    await mkdir(join(evil, "hooks"), { recursive: true });
+    const marker = join(base, "hook-ran");
+    await writeFile(join(evil, "hooks", "pre-commit"), `#!/bin/sh\ntouch ${marker}\n`);
+    await chmod(join(evil, "hooks", "pre-commit"), 0o755);
+    await writeFile(
+      join(evil, "gitconfig"),
+      `[user]\n\tname = Intruder\n[core]\n\thooksPath = ${join(evil, "hooks")}\n`,
+    );
+    const saved = { ...process.env };
+    process.env.GIT_CONFIG_GLOBAL = join(evil, "gitconfig");
+    process.env.GIT_AUTHOR_NAME = "Intruder";
+    try {
+      const workspace = await trial();
+      expect(await gitOut(workspace.root, ["log", "--format=%an"])).toBe("harnesslab\n");
+    } finally {
+      process.env = saved;
+    }
+    await expect(stat(marker)).rejects.toThrow();
+  });
+
+  it("refuses a fixture with a symlink and leaves nothing behind", async () => {
+    await symlink("/etc/passwd", join(fixture, "passwd"));
+    await expect(createTrialWorkspace(fixture, { tempParent: temps })).rejects.toMatchObject({
+      code: "fixture-symlink",
+      evidence: { path: "passwd" },
+    });
+    expect(await readdir(temps)).toEqual([]);
+  });
+
+  it("reports a missing git as git-failed with evidence and leaves nothing behind", async () => {
+    const savedPath = process.env.PATH;
+    process.env.PATH = join(base, "no-bin");
+    let error: unknown;
+    try {
+      error = await createTrialWorkspace(fixture, { tempParent: temps }).catch((e: unknown) => e);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    expect(error).toBeInstanceOf(WorkspaceError);
+    expect(error).toMatchObject({
+      code: "git-failed",
+      evidence: { argv: expect.arrayContaining(["git", "init"]) },
+    });
+    expect(await readdir(temps)).toEqual([]);
+  });
+
+  it("scrubs both the trial path and the temp area from text", async () => {
+    const workspace = await trial();
+    const text = `cwd=${workspace.root}/src real=${workspace.realRoot} home=${workspace.scratchDir}`;
+    expect(workspace.scrubPaths(text)).toBe(
+      "cwd=<trial-root>/src real=<trial-root> home=<trial-temp>/scratch",
+    );
+  });
+
+  it("cleans up everything, even directories a run made read-only, and may be called twice", async () => {
+    const workspace = await trial();
+    await mkdir(join(workspace.root, "locked"));
+    await writeFile(join(workspace.root, "locked", "f"), "x");
+    await chmod(join(workspace.root, "locked"), 0o500);
+    await workspace.cleanup();
+    await workspace.cleanup();
+    expect(await readdir(temps)).toEqual([]);
+  });
+});
+
+describe("capturePatch", () => {
+  it("captures additions, edits, deletions, mode changes and binary files as a patch that applies to a fresh fixture copy", async () => {
+    const workspace = await trial();
+    const root = workspace.root;
+    await writeFile(join(root, "src/index.js"), "export const add = (a, b) => a + b;\n");
+    await unlink(join(root, "docs/old.md"));
+    await writeTree(root, {
+      "docs/new guide.md": "# Guide\n",
+      "docs/café.md": "# Café\n",
+      "assets/logo.bin": Buffer.from([0, 1, 2, 255, 0, 7]),
+      "latin1.txt": Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+      "cache/new.txt": "ignored: a validation cache\n",
+    });
+    await chmod(join(root, "test/index.test.js"), 0o755);
+
+    const captured = await capturePatch(root);
+    expect(captured.changedFiles).toEqual([
+      "assets/logo.bin",
+      "docs/café.md",
+      "docs/new guide.md",
+      "docs/old.md",
+      "latin1.txt",
+      "src/index.js",
+      "test/index.test.js",
+    ]);
+    expect(captured.stats).toMatchObject({ filesChanged: 7, binaryFiles: 1 });
+    expect(captured.stats.insertions).toBe(4);
+    expect(captured.stats.deletions).toBe(2);
+    expect(captured.patch).toContain("diff --git a/src/index.js b/src/index.js");
+    expect(captured.patch).toContain("GIT binary patch");
+
+    const fresh = join(base, "fresh");
+    await cp(fixture, fresh, { recursive: true });
+    expect(await applyPatch(fresh, captured.patchBytes)).toEqual({ ok: true });
+    const expected = (await snapshotTree(root, { mode: "trial" })).files.filter(
+      (f) => !f.path.startsWith("cache/new"),
+    );
+    expect((await snapshotTree(fresh)).files).toEqual(expected);
+    expect(await readFile(join(fresh, "latin1.txt"))).toEqual(
+      Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
+    );
+    expect((await stat(join(fresh, "test/index.test.js"))).mode & 0o111).not.toBe(0);
+  });
+
+  it("returns an empty patch when nothing changed", async () => {
+    const workspace = await trial();
+    const captured = await capturePatch(workspace.root);
+    expect(captured).toMatchObject({
+      patch: "",
+      changedFiles: [],
+      stats: { filesChanged: 0, patchBytes: 0 },
+    });
+  });
+
+  it("is a patch-failed error outside a trial repository", async () => {
+    await expect(capturePatch(fixture)).rejects.toMatchObject({ code: "patch-failed" });
+  });
+});
+
+describe("applyPatch", () => {
+  it("refuses a patch that writes outside the directory", async () => {
+    const patch = [
+      "diff --git a/../escaped.txt b/../escaped.txt",
+      "new file mode 100644",
+      "--- /dev/null",
+      "+++ b/../escaped.txt",
+      "@@ -0,0 +1 @@",
+      "+x",
+      "",
+    ].join("\n");
+    const result = await applyPatch(fixture, patch);
+    expect(result.ok).toBe(false);
+    await expect(stat(join(base, "escaped.txt"))).rejects.toThrow();
+  });
+});
+
+describe("replaceTrialRoot", () => {
+  it("replaces every spelling, longest first", () => {
+    const text = "/private/tmp/x/trial/a and /tmp/x/trial/b and /tmp/x/trialother";
+    expect(replaceTrialRoot(text, ["/tmp/x/trial", "/private/tmp/x/trial"])).toBe(
+      "<trial-root>/a and <trial-root>/b and <trial-root>other",
+    );
+    expect(replaceTrialRoot("C:\\t\\r and C:/t/r", "C:\\t\\r")).toBe(
+      "<trial-root> and <trial-root>",
+    );
+  });
+});
