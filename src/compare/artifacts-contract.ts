@@ -132,7 +132,8 @@ export const frozenTasksSchema = z.strictObject({
           path: z.string(),
           kind: z.enum(["file", "dir"]),
           bytes: z.int(),
-          sha256: z.string(),
+          /** Hex content hash; null for directories. */
+          sha256: z.string().nullable(),
         }),
       ),
       expectedFiles: z.array(z.string()),

@@ -1,0 +1,112 @@
+// Assembly for a run: compile the experiment's .harness files once and resolve every
+// variant's composition for the runtime host into a revision and its run preamble.
+import { readFile } from "node:fs/promises";
+import { relative } from "node:path";
+import { buildRunPreamble, type HostId } from "../hosts/index.js";
+import {
+  canonicalJson,
+  type HarnessIrBundle,
+  type HarnessRevision,
+  type ResolutionReport,
+  sha256Hex,
+} from "../ir/index.js";
+import { compileHarness, type Diagnostic, formatDiagnostic } from "../language/index.js";
+import { resolveComposition } from "../resolver/index.js";
+import type { InputProblem } from "../shared/index.js";
+import type { Experiment } from "./experiment.js";
+
+export interface CompiledHarnessFiles {
+  ok: true;
+  bundle: HarnessIrBundle;
+  /** `sha256:` over the files' relative names and bytes: pins the exact harness text. */
+  harnessHash: string;
+}
+
+export type CompileFilesResult =
+  | CompiledHarnessFiles
+  | { ok: false; problems: InputProblem[]; diagnostics: Diagnostic[] };
+
+/** Reads and compiles `.harness` files together; uris are the paths relative to `baseDir`. */
+export async function compileHarnessFiles(
+  files: readonly string[],
+  baseDir: string,
+): Promise<CompileFilesResult> {
+  const sources: Array<{ uri: string; text: string }> = [];
+  for (const file of files) {
+    const uri = relative(baseDir, file).split("\\").join("/") || file;
+    try {
+      sources.push({ uri, text: await readFile(file, "utf8") });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? String(error);
+      return {
+        ok: false,
+        diagnostics: [],
+        problems: [{ path: "harness", message: `${uri} cannot be read (${code})` }],
+      };
+    }
+  }
+  const compiled = compileHarness(sources);
+  if (compiled.bundle === undefined) {
+    const errors = compiled.diagnostics.filter((d) => d.severity === "error");
+    return {
+      ok: false,
+      diagnostics: errors,
+      problems: errors.map((d) => ({
+        path: "harness",
+        message: formatDiagnostic(d, sources.find((s) => s.uri === d.uri)?.text),
+      })),
+    };
+  }
+  const harnessHash = `sha256:${sha256Hex(canonicalJson(sources.map((s) => ({ uri: s.uri, sha256: sha256Hex(s.text) }))))}`;
+  return { ok: true, bundle: compiled.bundle, harnessHash };
+}
+
+export interface AssembledVariant {
+  variantId: string;
+  revision: HarnessRevision;
+  report: ResolutionReport;
+  preamble: string;
+  /** Components whose realization degraded (the report says why). */
+  degraded: string[];
+}
+
+export type AssembleResult =
+  | {
+      ok: true;
+      bundle: HarnessIrBundle;
+      harnessHash: string;
+      variants: Map<string, AssembledVariant>;
+    }
+  | { ok: false; problems: InputProblem[] };
+
+/** Compiles the harness and resolves each variant; a failed resolution is a problem naming the variant's field. */
+export async function assembleExperiment(experiment: Experiment): Promise<AssembleResult> {
+  const compiled = await compileHarnessFiles(experiment.harnessFiles, experiment.manifestDir);
+  if (!compiled.ok) return { ok: false, problems: compiled.problems };
+  const variants = new Map<string, AssembledVariant>();
+  const problems: InputProblem[] = [];
+  for (const variant of experiment.variants) {
+    const { revision, report } = resolveComposition(compiled.bundle, variant.composition, {
+      host: experiment.runtime.host as HostId,
+    });
+    if (revision === undefined) {
+      const errors = report.errors.join("; ");
+      problems.push({
+        path: variant.compositionField,
+        message: `composition "${variant.composition}" does not resolve for host ${experiment.runtime.host}: ${errors || report.status}`,
+      });
+      continue;
+    }
+    variants.set(variant.id, {
+      variantId: variant.id,
+      revision,
+      report,
+      preamble: buildRunPreamble(revision, compiled.bundle),
+      degraded: revision.realization
+        .filter((r) => r.action === "degraded")
+        .map((r) => r.componentId),
+    });
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, bundle: compiled.bundle, harnessHash: compiled.harnessHash, variants };
+}

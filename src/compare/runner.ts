@@ -1,0 +1,500 @@
+// The comparison runner (I/O): assemble, freeze the tasks, run every planned trial in its
+// own workspace (several at once when asked), re-check the fixtures, decide the verdict
+// and write every artifact under --out (SPEC §4.3, §5.3).
+
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { type Executor, type HostId, secretValuesFromEnv } from "../exec/index.js";
+import { sha256Hex } from "../ir/index.js";
+import { renderHtmlReport, renderMarkdownReport, type TrialDetails } from "../report/index.js";
+import { type InputProblem, InvalidInputError } from "../shared/index.js";
+import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
+import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
+import {
+  FROZEN_TASK_VERSION,
+  type FrozenTasks,
+  RUN_MANIFEST_VERSION,
+  type RunManifest,
+  type TrialMetrics,
+  trialMetricsSchema,
+  VERDICT_VERSION,
+  type VerdictDocument,
+  type VerdictTrial,
+  validationDocumentSchema,
+} from "./artifacts-contract.js";
+import { type AssembledVariant, assembleExperiment } from "./assemble.js";
+import type { Experiment, TrialJob } from "./experiment.js";
+import { type PreparedGrader, prepareGraders } from "./graders.js";
+import { checkOutDir } from "./manifest/index.js";
+import { planTrials, trialArtifactDir } from "./plan.js";
+import { runTrial } from "./trial.js";
+
+const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
+  .version;
+
+export interface RunProgress {
+  done: number;
+  total: number;
+  passed: number;
+  failed: number;
+  infraErrors: number;
+  elapsedMs: number;
+  /** Estimated time left, from the mean trial time and the concurrency; null before the first trial ends. */
+  etaMs: number | null;
+  /** The trial that just finished. */
+  last?: TrialMetrics;
+  /** Trials taken from an earlier run (--resume). */
+  reused: number;
+}
+
+export interface RunExperimentOptions {
+  /** Where artifacts go; must be empty or absent (unless resuming) and must not overlap a fixture. */
+  outDir: string;
+  /** The manifest document as loaded, stored in manifest.json. */
+  manifestDocument: unknown;
+  /** Hex sha256 of the manifest file's bytes. */
+  manifestHash: string;
+  /** Overrides the manifest's concurrency. */
+  concurrency?: number;
+  /** Re-use the finished trials already under outDir (same manifest and harness) and run the rest. */
+  resume?: boolean;
+  /** The executor for the runtime host; the seam where tests put a fake SDK. */
+  executorFor: (host: HostId) => Executor;
+  onProgress?: (progress: RunProgress) => void;
+  signal?: AbortSignal;
+  /** Parent of the trials' temporary directories (default: the OS temp directory). */
+  tempParent?: string;
+  /** Wall clock for startedAt/finishedAt. */
+  now?: () => Date;
+  /** Environment whose credential values must never reach an artifact (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunExperimentResult {
+  verdict: VerdictDocument;
+  outDir: string;
+}
+
+/** Input problems found before any trial ran (bad --out, unresolvable composition, bad contract). */
+export class ExperimentInputError extends InvalidInputError {}
+
+async function snapshotFixtures(experiment: Experiment): Promise<Map<string, TreeSnapshot>> {
+  const snapshots = new Map<string, TreeSnapshot>();
+  for (const task of experiment.tasks) {
+    try {
+      snapshots.set(task.id, await snapshotTree(task.fixtureDir));
+    } catch (error) {
+      throw new ExperimentInputError(experiment.manifestPath, [
+        { path: `${task.manifestField}.fixture`, message: (error as Error).message },
+      ]);
+    }
+  }
+  return snapshots;
+}
+
+function toTrialRecord(metrics: TrialMetrics): TrialRecord {
+  const t = metrics.tokens;
+  const tokens =
+    t === null || Object.values(t).every((v) => v === null)
+      ? null
+      : {
+          uncachedInput: t.uncachedInput ?? 0,
+          cacheRead: t.cacheRead ?? 0,
+          cacheWrite: t.cacheWrite ?? 0,
+          output: t.output ?? 0,
+          reasoning: t.reasoning ?? 0,
+        };
+  return {
+    variant: metrics.variant,
+    task: metrics.task,
+    trial: metrics.trial,
+    outcome: metrics.outcome,
+    score: metrics.outcome === "infrastructure_error" ? null : metrics.score,
+    costUsd: metrics.costUsd,
+    credits: metrics.credits,
+    tokens,
+    turns: metrics.turns,
+    durationMs: metrics.durationMs,
+  };
+}
+
+async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
+  try {
+    const parsed = trialMetricsSchema.safeParse(
+      JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")),
+    );
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `worker` over `items` with at most `limit` in flight, in order of the list. */
+async function runPool<T>(
+  items: readonly T[],
+  limit: number,
+  worker: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await worker(item);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+/** The verdict document from finished trials (also used by regrade). */
+export function buildVerdictDocument(input: {
+  experiment: Experiment;
+  assembled: Map<string, AssembledVariant>;
+  metrics: readonly TrialMetrics[];
+  fixturesUnchanged: boolean;
+  evidence: VerdictDocument["evidence"];
+  startedAt: string;
+  finishedAt: string;
+  regradeOf?: string | null;
+}): VerdictDocument {
+  const { experiment } = input;
+  const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
+  const statistics = computeVerdictStatistics(sorted.map(toTrialRecord), {
+    baseline: experiment.baseline,
+    policy: experiment.verdict,
+    variants: experiment.variants.map((v) => v.id),
+    tasks: experiment.tasks.map((t) => t.id),
+  });
+  const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
+  const reason = input.fixturesUnchanged
+    ? statistics.reason
+    : "a source fixture changed during the run, so no verdict is given (the trials' evidence is kept)";
+  const trials: VerdictTrial[] = sorted.map(({ schemaVersion: _s, graders: _g, ...rest }) => ({
+    ...rest,
+    artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
+  }));
+  return {
+    schemaVersion: VERDICT_VERSION,
+    status,
+    reason,
+    host: experiment.runtime.host,
+    baseline: experiment.baseline,
+    variants: experiment.variants.map((variant) => {
+      const assembled = input.assembled.get(variant.id);
+      return {
+        id: variant.id,
+        label: variant.label,
+        composition: variant.composition,
+        runtimeProfile: variant.runtimeProfile ?? null,
+        isBaseline: variant.isBaseline,
+        revisionId: assembled?.revision.revisionId ?? "",
+        resolutionStatus: assembled?.report.status ?? "unknown",
+        degraded: assembled?.degraded ?? [],
+      };
+    }),
+    tasks: experiment.tasks.map((t) => t.id),
+    trialsPerCell: experiment.trials.count,
+    fixturesUnchanged: input.fixturesUnchanged,
+    evidence: input.evidence,
+    statistics,
+    trials,
+    startedAt: input.startedAt,
+    finishedAt: input.finishedAt,
+    regradeOf: input.regradeOf ?? null,
+  };
+}
+
+/** Reads what the HTML report shows of each trial from its folder; a missing file shows as empty. */
+export async function loadTrialDetails(
+  outDir: string,
+  verdict: VerdictDocument,
+  validationFile = "validation.json",
+): Promise<Map<string, TrialDetails>> {
+  const details = new Map<string, TrialDetails>();
+  const text = (dir: string, name: string) =>
+    readFile(join(outDir, dir, name), "utf8").catch(() => "");
+  for (const trial of verdict.trials) {
+    const dir = trial.artifactDir;
+    const [patch, response, decisionsText, validationText] = await Promise.all([
+      text(dir, "patch.diff"),
+      text(dir, "response.txt"),
+      text(dir, "permission-decisions.json"),
+      text(dir, validationFile),
+    ]);
+    const decisions = (safeJson(decisionsText) as { decisions?: unknown } | undefined)?.decisions;
+    const validation = validationDocumentSchema.safeParse(safeJson(validationText));
+    details.set(dir, {
+      patch,
+      response,
+      decisions: Array.isArray(decisions) ? (decisions as TrialDetails["decisions"]) : [],
+      checks: validation.success
+        ? validation.data.grades.flatMap((g) =>
+            g.checks.map((c) => ({
+              grader: g.grader,
+              id: c.id,
+              passed: c.passed,
+              detail: c.detail,
+            })),
+          )
+        : [],
+    });
+  }
+  return details;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `<stem>.json`, `<stem>.md` and `<stem>.html` for a verdict. */
+export async function writeVerdictFiles(
+  outDir: string,
+  verdict: VerdictDocument,
+  stem = "verdict",
+  validationFile = "validation.json",
+): Promise<void> {
+  await writeFile(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
+  await writeFile(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
+  const details = await loadTrialDetails(outDir, verdict, validationFile);
+  await writeFile(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
+}
+
+function fixtureHashes(snapshots: Map<string, TreeSnapshot>): Record<string, string> {
+  return Object.fromEntries([...snapshots].map(([task, snapshot]) => [task, snapshot.hash]));
+}
+
+/**
+ * Runs an experiment end to end. Input problems found before the first trial throw
+ * ExperimentInputError (nothing is written); everything after that is recorded, and one
+ * trial's failure never stops the run.
+ */
+export async function runExperiment(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+): Promise<RunExperimentResult> {
+  const now = options.now ?? (() => new Date());
+  const startedAt = now().toISOString();
+  const started = performance.now();
+  const outDir = resolve(options.outDir);
+
+  const outProblems = await checkOutDir(outDir, experiment, {
+    allowNonEmpty: options.resume === true,
+  });
+  if (outProblems.length > 0)
+    throw new ExperimentInputError(
+      experiment.manifestPath,
+      outProblems,
+      "cannot write the run here",
+    );
+
+  const assembled = await assembleExperiment(experiment);
+  if (!assembled.ok)
+    throw new ExperimentInputError(
+      experiment.manifestPath,
+      assembled.problems,
+      "cannot assemble the variants",
+    );
+
+  const graders = new Map<string, PreparedGrader[]>();
+  const graderProblems: InputProblem[] = [];
+  for (const task of experiment.tasks) {
+    try {
+      graders.set(task.id, await prepareGraders(task));
+    } catch (error) {
+      graderProblems.push({
+        path: `${task.manifestField}.graders`,
+        message: (error as Error).message,
+      });
+    }
+  }
+  if (graderProblems.length > 0)
+    throw new ExperimentInputError(
+      experiment.manifestPath,
+      graderProblems,
+      "cannot prepare the graders",
+    );
+
+  const before = await snapshotFixtures(experiment);
+  const jobs = planTrials(experiment);
+  const executor = options.executorFor(experiment.runtime.host as HostId);
+  const evidence: VerdictDocument["evidence"] = {
+    manifestHash: `sha256:${options.manifestHash.replace(/^sha256:/, "")}`,
+    harnessHash: assembled.harnessHash,
+    fixtureHashes: fixtureHashes(before),
+  };
+
+  const runManifest: RunManifest = {
+    schemaVersion: RUN_MANIFEST_VERSION,
+    manifest: options.manifestDocument,
+    effective: {
+      trials: experiment.trials.count,
+      concurrency: options.concurrency ?? experiment.concurrency,
+      host: experiment.runtime.host,
+      verdictPolicy: experiment.verdict,
+    },
+    evidence: {
+      ...evidence,
+      revisions: Object.fromEntries(
+        [...assembled.variants].map(([id, v]) => [id, v.revision.revisionId]),
+      ),
+      executionOrder: jobs.map((j) => ({
+        seq: j.seq,
+        task: j.task,
+        variant: j.variant,
+        trial: j.trialIndex,
+      })),
+    },
+    harnesslabVersion: packageVersion,
+    nodeVersion: process.version,
+    platform: process.platform,
+  };
+  const frozen: FrozenTasks = {
+    schemaVersion: FROZEN_TASK_VERSION,
+    tasks: experiment.tasks.map((task) => {
+      const snapshot = before.get(task.id)!;
+      return {
+        id: task.id,
+        prompt: task.prompt,
+        promptHash: `sha256:${sha256Hex(task.prompt)}`,
+        fixtureHash: snapshot.hash,
+        fixtureFiles: snapshot.files.map((f) => ({
+          path: f.path,
+          kind: f.kind === "dir" ? "dir" : "file",
+          bytes: f.bytes,
+          sha256: f.sha256,
+        })),
+        expectedFiles: task.expectedFiles,
+        graders: (graders.get(task.id) ?? []).map((g) => ({
+          id: g.id,
+          kind: g.kind,
+          contractHash: g.contractHash,
+        })),
+      };
+    }),
+  };
+
+  const reusable = new Map<number, TrialMetrics>();
+  if (options.resume) await collectResumable(outDir, experiment, jobs, runManifest, reusable);
+
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, "manifest.json"), `${JSON.stringify(runManifest, null, 2)}\n`);
+  await writeFile(join(outDir, "frozen-task.json"), `${JSON.stringify(frozen, null, 2)}\n`);
+
+  const metrics: TrialMetrics[] = [...reusable.values()];
+  const progress: RunProgress = {
+    done: metrics.length,
+    total: jobs.length,
+    passed: metrics.filter((m) => m.outcome === "passed").length,
+    failed: metrics.filter((m) => m.outcome === "failed").length,
+    infraErrors: metrics.filter((m) => m.outcome === "infrastructure_error").length,
+    elapsedMs: 0,
+    etaMs: null,
+    reused: metrics.length,
+  };
+  options.onProgress?.({ ...progress });
+  const concurrency = options.concurrency ?? experiment.concurrency;
+  const secretValues = secretValuesFromEnv(options.env ?? process.env);
+  const pending = jobs.filter((job) => !reusable.has(job.seq));
+  let ran = 0;
+
+  await runPool(pending, concurrency, async (job) => {
+    if (options.signal?.aborted) return;
+    const task = experiment.tasks.find((t) => t.id === job.task)!;
+    const variant = experiment.variants.find((v) => v.id === job.variant)!;
+    const artifactDir = join(
+      outDir,
+      trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
+    );
+    await rm(artifactDir, { recursive: true, force: true });
+    const result = await runTrial({
+      experiment,
+      task,
+      variant,
+      assembled: assembled.variants.get(variant.id)!,
+      graders: graders.get(task.id) ?? [],
+      executor,
+      job,
+      artifactDir,
+      secretValues,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.tempParent ? { tempParent: options.tempParent } : {}),
+    });
+    // An interrupted run leaves the trial unfinished: --resume runs it again.
+    if (options.signal?.aborted && result.infraReason === "run_aborted") {
+      await rm(join(artifactDir, "metrics.json"), { force: true });
+      return;
+    }
+    metrics.push(result);
+    ran += 1;
+    progress.done += 1;
+    if (result.outcome === "passed") progress.passed += 1;
+    else if (result.outcome === "failed") progress.failed += 1;
+    else progress.infraErrors += 1;
+    progress.elapsedMs = Math.round(performance.now() - started);
+    const perTrial = progress.elapsedMs / ran;
+    progress.etaMs = Math.round(
+      (perTrial * (progress.total - progress.done)) /
+        Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
+    );
+    options.onProgress?.({ ...progress, last: result });
+  });
+
+  const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
+  const fixturesUnchanged = experiment.tasks.every(
+    (t) => after.get(t.id)?.hash === before.get(t.id)?.hash,
+  );
+  const verdict = buildVerdictDocument({
+    experiment,
+    assembled: assembled.variants,
+    metrics,
+    fixturesUnchanged,
+    evidence,
+    startedAt,
+    finishedAt: now().toISOString(),
+  });
+  if (options.signal?.aborted && metrics.length < jobs.length) {
+    verdict.status = "infrastructure_error";
+    verdict.reason = `the run was interrupted after ${metrics.length} of ${jobs.length} trials; run again with --resume to finish it`;
+  }
+  await writeVerdictFiles(outDir, verdict);
+  return { verdict, outDir };
+}
+
+async function collectResumable(
+  outDir: string,
+  experiment: Experiment,
+  jobs: readonly TrialJob[],
+  current: RunManifest,
+  reusable: Map<number, TrialMetrics>,
+): Promise<void> {
+  let previous: RunManifest | undefined;
+  try {
+    previous = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as RunManifest;
+  } catch {
+    return; // nothing to resume: a fresh run into an empty or new directory
+  }
+  const same =
+    previous.evidence?.manifestHash === current.evidence.manifestHash &&
+    previous.evidence?.harnessHash === current.evidence.harnessHash &&
+    JSON.stringify(previous.evidence?.fixtureHashes) ===
+      JSON.stringify(current.evidence.fixtureHashes) &&
+    previous.effective?.trials === current.effective.trials;
+  if (!same) {
+    throw new ExperimentInputError(join(outDir, "manifest.json"), [
+      {
+        path: "--resume",
+        message:
+          "the earlier run in this directory used a different manifest, harness, fixture or trial count; resume only the same experiment, or choose a new --out",
+      },
+    ]);
+  }
+  for (const job of jobs) {
+    const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
+    const finished = await readFinishedTrial(dir);
+    if (finished && finished.seq === job.seq) reusable.set(job.seq, finished);
+  }
+}

@@ -1,0 +1,280 @@
+// Doing one trial (I/O): fresh copy → git baseline → executor under the policy → patch →
+// graders → artifacts → cleanup. Every failure of a harness step becomes this trial's
+// infrastructure error with its evidence; nothing here throws past `runTrial`.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Executor, RuntimeReceipt } from "../exec/index.js";
+import { permissionDecisionsDocument, redact, redactText } from "../exec/index.js";
+import type { Grade } from "../graders/index.js";
+import { createToolPolicy } from "../policy/index.js";
+import {
+  capturePatch,
+  createTrialWorkspace,
+  isWorkspaceError,
+  type TrialWorkspace,
+} from "../workspace/index.js";
+import {
+  TRIAL_METRICS_VERSION,
+  type TrialInfraReason,
+  type TrialMetrics,
+  VALIDATION_VERSION,
+  type ValidationDocument,
+} from "./artifacts-contract.js";
+import type { AssembledVariant } from "./assemble.js";
+import { classifyTrial, type TrialEvidence } from "./classify.js";
+import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
+import type { PreparedGrader } from "./graders.js";
+
+export interface TrialContext {
+  experiment: Experiment;
+  task: TaskSpec;
+  variant: VariantSpec;
+  assembled: AssembledVariant;
+  graders: PreparedGrader[];
+  executor: Executor;
+  job: TrialJob;
+  /** Absolute directory for this trial's artifacts (created here). */
+  artifactDir: string;
+  /** Exact strings that must never reach an artifact (credential values from the environment). */
+  secretValues: readonly string[];
+  signal?: AbortSignal;
+  tempParent?: string;
+}
+
+/** The text the agent receives: the composition's preamble, then the task prompt. */
+export function composePrompt(preamble: string, prompt: string): string {
+  return preamble.trim() === "" ? prompt : `${preamble.trimEnd()}\n\n---\n\n${prompt}`;
+}
+
+function agentArgument(agent: AgentSpec | undefined): string | undefined {
+  if (agent === undefined) return undefined;
+  switch (agent.kind) {
+    case "nop":
+      return "nop";
+    case "oracle":
+      return `oracle:${agent.patchFile}`;
+    case "module":
+      return agent.modulePath;
+  }
+}
+
+function workspaceReason(error: unknown, fallback: TrialInfraReason): TrialInfraReason {
+  if (!isWorkspaceError(error)) return fallback;
+  if (error.code === "git-failed") return "git_failed";
+  if (error.code === "patch-failed") return "patch_capture_failed";
+  return fallback;
+}
+
+function errorText(error: unknown): string {
+  if (isWorkspaceError(error)) return `${error.message} ${JSON.stringify(error.evidence)}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function toolSettings(experiment: Experiment) {
+  const runtime = experiment.runtime;
+  if (runtime.host === "scripted") {
+    return {
+      tools: ["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
+      allowedTools: [] as string[],
+      disallowedTools: ["WebFetch", "WebSearch"],
+    };
+  }
+  return {
+    tools: [...runtime.tools],
+    allowedTools: [...runtime.allowedTools],
+    disallowedTools: [...runtime.disallowedTools],
+    model: runtime.model,
+    permissionMode: runtime.permissionMode,
+    maxTurns: runtime.maxTurns,
+  };
+}
+
+/** Runs one trial to completion and writes its artifacts; returns its metrics. */
+export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
+  const { experiment, task, variant, assembled, job } = context;
+  const started = performance.now();
+  const evidence: TrialEvidence = {};
+  let workspace: TrialWorkspace | undefined;
+  let changedFiles: string[] = [];
+  let patchBytes: Uint8Array | undefined;
+  let stderrNotes: string[] = [];
+  let decisions: ReturnType<ReturnType<typeof createToolPolicy>["decisions"]> = [];
+  const prompt = composePrompt(assembled.preamble, task.prompt);
+  const scrub = (text: string) =>
+    redactText(workspace ? workspace.scrubPaths(text) : text, context.secretValues);
+
+  try {
+    workspace = await createTrialWorkspace(
+      task.fixtureDir,
+      context.tempParent ? { tempParent: context.tempParent } : {},
+    );
+  } catch (error) {
+    evidence.harnessFailure = {
+      reason: workspaceReason(error, "fixture_copy_failed"),
+      message: errorText(error),
+    };
+  }
+
+  if (workspace && !evidence.harnessFailure) {
+    const settings = toolSettings(experiment);
+    const policy = createToolPolicy({
+      trialRoot: workspace.root,
+      allowedWrites: task.expectedFiles,
+      allowedCommands: experiment.runtime.validationCommands,
+      tools: settings.tools,
+    });
+    try {
+      const agent = agentArgument(variant.agent);
+      evidence.receipt = await context.executor.run({
+        prompt,
+        preamble: assembled.preamble,
+        cwd: workspace.root,
+        policy,
+        timeoutMs: experiment.runtime.timeoutMs,
+        ...(context.signal ? { signal: context.signal } : {}),
+        scratchDir: workspace.scratchDir,
+        runtime: settings,
+        ...(agent === undefined ? {} : { agent }),
+        trialIndex: job.trialIndex,
+        variant: variant.id,
+        task: task.id,
+      });
+    } catch (error) {
+      evidence.harnessFailure = { reason: "executor_threw", message: errorText(error) };
+    }
+    decisions = policy.decisions();
+  }
+
+  if (workspace && !evidence.harnessFailure) {
+    try {
+      const patch = await capturePatch(workspace.root, { tempDir: workspace.scratchDir });
+      changedFiles = patch.changedFiles;
+      patchBytes = patch.patchBytes;
+    } catch (error) {
+      evidence.harnessFailure = {
+        reason: workspaceReason(error, "patch_capture_failed"),
+        message: errorText(error),
+      };
+    }
+  }
+
+  let gradingError: string | null = null;
+  if (
+    workspace &&
+    !evidence.harnessFailure &&
+    evidence.receipt?.status !== "infra_error" &&
+    evidence.receipt?.status !== "aborted"
+  ) {
+    const grades: Grade[] = [];
+    for (const prepared of context.graders) {
+      try {
+        grades.push(
+          await prepared.grader.grade({
+            trialRoot: workspace.root,
+            changedFiles,
+            expectedFiles: task.expectedFiles,
+            finalText: evidence.receipt?.finalText ?? "",
+            ...(context.signal ? { signal: context.signal } : {}),
+          }),
+        );
+      } catch (error) {
+        gradingError = `grader ${prepared.id}: ${errorText(error)}`;
+        evidence.harnessFailure = {
+          reason: context.signal?.aborted ? "run_aborted" : "grader_failed",
+          message: gradingError,
+        };
+        break;
+      }
+    }
+    evidence.grades = grades;
+  }
+
+  const classification = classifyTrial(evidence);
+  const receipt = evidence.receipt;
+  const metrics: TrialMetrics = {
+    schemaVersion: TRIAL_METRICS_VERSION,
+    task: task.id,
+    variant: variant.id,
+    trial: job.trialIndex,
+    seq: job.seq,
+    outcome: classification.outcome,
+    infraReason: classification.infraReason,
+    explanation: scrub(classification.explanation),
+    receiptStatus: receipt?.status ?? null,
+    score: classification.score,
+    gradePassed: classification.gradePassed,
+    graders: (evidence.grades ?? []).map((g) => ({
+      grader: g.grader,
+      score: g.score,
+      passed: g.passed,
+      failedChecks: g.checks.filter((c) => !c.passed).map((c) => c.id),
+    })),
+    changedFiles,
+    patchBytes: patchBytes?.length ?? null,
+    durationMs: Math.round(performance.now() - started),
+    agentWallTimeMs: receipt ? Math.round(receipt.wallTimeMs) : null,
+    tokens: receipt?.tokens ?? null,
+    costUsd: receipt?.costUsd ?? null,
+    credits: receipt?.credits ?? null,
+    turns: receipt?.turns ?? null,
+    toolCalls: receipt?.toolCalls ?? null,
+    permissionDenials: decisions.filter((d) => d.decision === "deny").length,
+  };
+  if (receipt?.error) stderrNotes.push(`executor: ${receipt.error}`);
+  if (evidence.harnessFailure)
+    stderrNotes.push(
+      `harness: ${evidence.harnessFailure.reason}: ${evidence.harnessFailure.message}`,
+    );
+  stderrNotes = stderrNotes.map(scrub);
+
+  const validation: ValidationDocument = {
+    schemaVersion: VALIDATION_VERSION,
+    grades: evidence.grades ?? [],
+    error: gradingError === null ? null : scrub(gradingError),
+  };
+  const storedReceipt: RuntimeReceipt | null = receipt ? { ...receipt, trace: [] } : null;
+  const json = (value: unknown) =>
+    `${scrub(JSON.stringify(redact(value, { secretValues: context.secretValues }), null, 2))}\n`;
+
+  await mkdir(context.artifactDir, { recursive: true });
+  const write = (name: string, content: string | Uint8Array) =>
+    writeFile(join(context.artifactDir, name), content);
+  await Promise.all([
+    write("prompt.txt", scrub(prompt)),
+    write("response.txt", scrub(receipt?.finalText ?? "")),
+    write("stderr.txt", stderrNotes.length > 0 ? `${stderrNotes.join("\n")}\n` : ""),
+    write("patch.diff", patchBytes ? scrubPatch(patchBytes, scrub) : ""),
+    write(
+      "trace.jsonl",
+      (receipt?.trace ?? [])
+        .map((event) =>
+          scrub(JSON.stringify(redact(event, { secretValues: context.secretValues }))),
+        )
+        .join("\n") + ((receipt?.trace.length ?? 0) > 0 ? "\n" : ""),
+    ),
+    write("permission-decisions.json", json(permissionDecisionsDocument(decisions))),
+    write("validation.json", json(validation)),
+    write("runtime-receipt.json", json(storedReceipt)),
+  ]);
+  // metrics.json is written last: its presence marks a finished trial for --resume.
+  await write("metrics.json", json(metrics));
+
+  if (workspace) {
+    try {
+      await workspace.cleanup();
+    } catch {
+      // A leftover temp directory does not change the trial's result.
+    }
+  }
+  return metrics;
+}
+
+/**
+ * The patch is stored byte-exact so it still applies; the trial path can only appear in it
+ * if the agent wrote it into a file, and then it is replaced like everywhere else.
+ */
+function scrubPatch(bytes: Uint8Array, scrub: (text: string) => string): Uint8Array | string {
+  const text = Buffer.from(bytes).toString("utf8");
+  if (Buffer.from(text, "utf8").equals(Buffer.from(bytes))) return scrub(text);
+  return bytes;
+}
