@@ -148,6 +148,8 @@ export type FrozenTasks = z.infer<typeof frozenTasksSchema>;
 /** `manifest.json`: the effective manifest plus the evidence that pins the run's inputs. */
 export const runManifestSchema = z.strictObject({
   schemaVersion: z.literal(RUN_MANIFEST_VERSION),
+  /** Where the manifest was read from (regrade reads it again from there). */
+  manifestPath: z.string(),
   /** The manifest document as loaded (paths relative to its directory). */
   manifest: z.unknown(),
   effective: z.strictObject({

@@ -1,5 +1,30 @@
 // The compare stage's public surface: experiment model, manifest loading and planning.
+
+export * from "./artifacts-contract.js";
+export { type AssembledVariant, assembleExperiment, compileHarnessFiles } from "./assemble.js";
+export {
+  classifyTrial,
+  combineGrades,
+  type TrialClassification,
+  type TrialEvidence,
+} from "./classify.js";
 export * from "./experiment.js";
 export * from "./manifest/index.js";
 export { planTrials, trialArtifactDir, trialDirName } from "./plan.js";
 export { mulberry32, shuffleInPlace } from "./prng.js";
+export {
+  type RegradeOptions,
+  type RegradeResult,
+  regradeRun,
+  type TrialChange,
+} from "./regrade.js";
+export {
+  buildVerdictDocument,
+  ExperimentInputError,
+  loadTrialDetails,
+  type RunExperimentOptions,
+  type RunExperimentResult,
+  type RunProgress,
+  runExperiment,
+  writeVerdictFiles,
+} from "./runner.js";

@@ -329,6 +329,7 @@ export async function runExperiment(
 
   const runManifest: RunManifest = {
     schemaVersion: RUN_MANIFEST_VERSION,
+    manifestPath: experiment.manifestPath,
     manifest: options.manifestDocument,
     effective: {
       trials: experiment.trials.count,

@@ -1,3 +1,4 @@
+export { createExecutor } from "./factory.js";
 export {
   INFRA_REASONS,
   type InfraReason,

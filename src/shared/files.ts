@@ -24,17 +24,22 @@ export async function readJsonFile(path: string): Promise<unknown> {
     return JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
-    const offset = jsonErrorOffset(text);
-    const before = text.slice(0, offset);
-    const line = before.split("\n").length;
-    const column = offset - before.lastIndexOf("\n");
-    const where = `line ${line}, column ${column}`;
+    const where = jsonErrorLocation(text);
     throw new InvalidInputError(
       path,
       [{ path: where, message: `not valid JSON: ${message}` }],
       "not valid JSON",
     );
   }
+}
+
+/** `line L, column C` of the first JSON syntax error in `text` (1-based). */
+export function jsonErrorLocation(text: string): string {
+  const offset = jsonErrorOffset(text);
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  const column = offset - before.lastIndexOf("\n");
+  return `line ${line}, column ${column}`;
 }
 
 /**

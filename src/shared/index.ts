@@ -1,4 +1,4 @@
-export { readJsonFile, readTextFile } from "./files.js";
+export { jsonErrorLocation, jsonErrorOffset, readJsonFile, readTextFile } from "./files.js";
 export {
   type CommandResult,
   minimalEnv,

@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import type { InputProblem } from "../../shared/index.js";
+import { type InputProblem, jsonErrorLocation } from "../../shared/index.js";
 import { type Experiment, HOSTS } from "../experiment.js";
 import { parseAgentReference } from "./agents.js";
 import { experimentFromV1, experimentFromV2, experimentWarnings } from "./build.js";
@@ -59,16 +59,6 @@ const FILE = "(file)";
 
 function fail(manifestPath: string, problems: InputProblem[]): LoadManifestResult {
   return { ok: false, manifestPath, problems, warnings: [] };
-}
-
-function jsonErrorLocation(text: string, message: string): string {
-  const position = /position (\d+)/.exec(message);
-  if (!position) return FILE;
-  const offset = Number(position[1]);
-  const before = text.slice(0, offset);
-  const line = before.split("\n").length;
-  const column = offset - before.lastIndexOf("\n");
-  return `line ${line}, column ${column}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -283,7 +273,7 @@ export async function loadManifest(
   } catch (error) {
     const message = (error as Error).message;
     return fail(manifestPath, [
-      { path: jsonErrorLocation(text, message), message: `not valid JSON: ${message}` },
+      { path: jsonErrorLocation(text), message: `not valid JSON: ${message}` },
     ]);
   }
   if (!isRecord(root))
