@@ -133,7 +133,10 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
         timeoutMs: experiment.runtime.timeoutMs,
         ...(context.signal ? { signal: context.signal } : {}),
         scratchDir: workspace.scratchDir,
-        runtime: settings,
+        runtime:
+          variant.runtimeProfile === undefined
+            ? settings
+            : { ...settings, profile: variant.runtimeProfile },
         ...(agent === undefined ? {} : { agent }),
         trialIndex: job.trialIndex,
         variant: variant.id,

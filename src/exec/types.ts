@@ -15,6 +15,8 @@ export interface RuntimeSettings {
   disallowedTools: readonly string[];
   permissionMode?: string;
   maxTurns?: number;
+  /** Named runtime profile of the host (e.g. `qoder-minimal-v1`); absent means the host's default. */
+  profile?: string;
 }
 
 export interface ExecutorRunInput {
