@@ -1,1 +1,48 @@
-export {};
+// The forge scoring seam (SPEC §5.5): pure, no I/O.
+export { checkMutation } from "./check-mutation.js";
+export {
+  checkReadAnswer,
+  findWholePhrase,
+  normalizeForMatching,
+} from "./check-read-answer.js";
+export {
+  type Comment,
+  type Difference,
+  type DifferenceKind,
+  type DifferenceValue,
+  differenceSchema,
+  type FactMatch,
+  type FactOutcome,
+  type Issue,
+  type IssueState,
+  type Label,
+  type MissingFact,
+  type MutationCheck,
+  type MutationSpec,
+  type MutationSubmission,
+  type NormalizedComment,
+  type NormalizedIssue,
+  type NormalizedLabel,
+  type NormalizedPullRequest,
+  type NormalizedRepoState,
+  type NormalizedReview,
+  type PullRequest,
+  type PullRequestState,
+  type ReadCheck,
+  type ReadSpec,
+  type ReadSubmission,
+  type RepoState,
+  type RequiredFact,
+  type Review,
+  type ReviewKind,
+  repoStateSchema,
+  type ScoringResult,
+  type ScoringSpec,
+  type Submission,
+  scoringResultSchema,
+  scoringSpecSchema,
+  submissionSchema,
+} from "./contract.js";
+export { validateRepoState, validateScoringSpec, validateSubmission } from "./load.js";
+export { normalizeRepoState } from "./normalize.js";
+export { score } from "./score.js";
