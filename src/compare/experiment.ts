@@ -1,9 +1,17 @@
 // The experiment model: what every manifest version becomes once loaded and checked.
 // The runner, planner and reports only ever see this shape, never a manifest document.
+import type { HostId } from "../hosts/index.js";
+import type { VerdictPolicy } from "../stats/index.js";
 
-/** Agent runtimes of SPEC §2. */
-export const HOSTS = ["qoder", "claude-code", "codex", "pi", "scripted"] as const;
-export type HostId = (typeof HOSTS)[number];
+/** Agent runtimes of SPEC §2, in the order manifests and messages list them. */
+export const HOSTS = [
+  "qoder",
+  "claude-code",
+  "codex",
+  "pi",
+  "scripted",
+] as const satisfies readonly HostId[];
+export type { HostId };
 export type RealHostId = Exclude<HostId, "scripted">;
 
 /** The file tools a bounded coding run may expose (SPEC §5.2). */
@@ -113,9 +121,7 @@ export interface TrialsSpec {
 }
 
 /** The verdict policy, in the form the stats stage consumes. */
-export type VerdictPolicy =
-  | { kind: "paired-v1"; alpha: number; minTrials: number; maxCostRatio: number }
-  | { kind: "heuristic-v1" };
+export type { VerdictPolicy } from "../stats/index.js";
 
 export interface Experiment {
   schemaVersion: ManifestSchemaVersion;

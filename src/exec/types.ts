@@ -1,9 +1,9 @@
+import type { HostId } from "../hosts/index.js";
 import type { ToolPolicy } from "../policy/index.js";
 import type { RuntimeReceipt } from "./receipt.js";
 
-/** Agent runtimes an executor can drive (SPEC §2). Mirrors the union in `src/hosts`. */
-export const HOST_IDS = ["qoder", "pi", "claude-code", "codex", "scripted"] as const;
-export type HostId = (typeof HOST_IDS)[number];
+/** Agent runtimes an executor can drive (SPEC §2): the one list in `src/hosts`. */
+export { HOST_IDS, type HostId } from "../hosts/index.js";
 
 /** Runtime settings a variant asks for; each executor maps them to its host's options. */
 export interface RuntimeSettings {

@@ -1,7 +1,15 @@
 // Simulates typical runs of the candidate setup (verify-before-finishing + scope
 // policy). Half of its first attempts are the same partial fix the baseline makes,
 // but it runs the tests before finishing, sees the failure and repairs it.
-import { applyFix, FULL_FIX, PARTIAL_FIX, readOrThrow, SOURCE, testsPass, TEST } from "./shared.mjs";
+import {
+  applyFix,
+  FULL_FIX,
+  PARTIAL_FIX,
+  readOrThrow,
+  SOURCE,
+  TEST,
+  testsPass,
+} from "./shared.mjs";
 
 export default async function verifiedAgent({ tools, trial }) {
   await readOrThrow(tools, TEST);

@@ -57,5 +57,7 @@ export default async function baselineAgent({ tools, trial }) {
         ? [TITLE, INSTALL, QUICK_START_WRONG_API, API, TESTING]
         : [TITLE, QUICK_START_WRONG_API, API, "The package supports CommonJS and ESM.\n", TESTING];
   const write = await tools.write("README.md", sections.join("\n"));
-  return write.ok ? "Wrote README.md documenting installation, usage and the API." : `could not write README.md: ${write.reason}`;
+  return write.ok
+    ? "Wrote README.md documenting installation, usage and the API."
+    : `could not write README.md: ${write.reason}`;
 }

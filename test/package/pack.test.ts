@@ -1,0 +1,153 @@
+// Release readiness: the packed tarball has the right files, installs into a clean
+// consumer project from the npm cache (no network), and its `harness` bin works there.
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { minimalEnv, npmArgv, runCommand } from "../../src/shared/index.js";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+let work: string;
+let tarball: string;
+let files: string[];
+let consumer: string;
+
+async function run(argv: string[], cwd: string, timeoutMs = 180_000) {
+  const result = await runCommand(argv, {
+    cwd,
+    // HOME stays the real one so npm finds its cache; nothing secret is needed.
+    env: minimalEnv({
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    }),
+    timeoutMs,
+  });
+  if (result.exitCode !== 0)
+    throw new Error(
+      `${argv.join(" ")} exited ${result.exitCode}\n${result.stdout}\n${result.stderr}`,
+    );
+  return result;
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(join(tmpdir(), "hl-pack-"));
+  await run(npmArgv(["run", "build"]), repo);
+  const packed = await run(npmArgv(["pack", "--json", "--pack-destination", work]), repo);
+  const [info] = JSON.parse(packed.stdout) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  tarball = join(work, info!.filename);
+  files = info!.files.map((f) => f.path).sort();
+  consumer = join(work, "consumer");
+  await run(["mkdir", "-p", consumer], work);
+  await writeFile(
+    join(consumer, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+  // --offline: every dependency must come from the npm cache that `npm ci` filled.
+  await run(
+    npmArgv(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball]),
+    consumer,
+  );
+}, 300_000);
+
+afterAll(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe("the packed package", () => {
+  it("ships dist, schemas, examples, docs, README and LICENSE", () => {
+    for (const prefix of [
+      "dist/index.js",
+      "dist/cli/bin.js",
+      "schemas/",
+      "examples/fix-the-bug/",
+      "docs/",
+      "README.md",
+      "LICENSE",
+      "package.json",
+    ]) {
+      expect(
+        files.some((f) => f.startsWith(prefix)),
+        prefix,
+      ).toBe(true);
+    }
+  });
+
+  it("ships no tests (other than the example fixtures' own), caches or local state", () => {
+    const unwanted = files.filter(
+      (f) =>
+        /^(test|bench|scripts|src|scratch|coverage|node_modules)\//.test(f) ||
+        /(^|\/)(\.cache|node_modules|\.git)\//.test(f) ||
+        (/\.test\.[jt]s$/.test(f) && !/^examples\/[^/]+\/fixture\//.test(f)),
+    );
+    expect(unwanted).toEqual([]);
+  });
+
+  it("runs `harness --version` from a clean consumer project", () => {
+    const bin = join(consumer, "node_modules", ".bin", "harness");
+    const out = execFileSync(bin, ["--version"], { cwd: consumer, encoding: "utf8" });
+    expect(out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it("compiles the shipped full-surface example", () => {
+    const bin = join(consumer, "node_modules", ".bin", "harness");
+    const out = execFileSync(
+      bin,
+      ["compile", "node_modules/harnesslab/examples/full-surface.harness", "--json"],
+      {
+        cwd: consumer,
+        encoding: "utf8",
+      },
+    );
+    expect(JSON.parse(out).kind).toBe("harness-ir-bundle");
+  });
+
+  it("validates every shipped manifest, through both bins", async () => {
+    const examples = join(consumer, "node_modules", "harnesslab", "examples");
+    const manifests: string[] = [];
+    for (const dir of await readdir(examples, { withFileTypes: true })) {
+      if (!dir.isDirectory()) continue;
+      for (const name of await readdir(join(examples, dir.name)))
+        if (/^experiment.*\.json$/.test(name)) manifests.push(join(examples, dir.name, name));
+    }
+    expect(manifests.length).toBeGreaterThanOrEqual(4);
+    for (const manifest of manifests) {
+      const out = execFileSync(
+        join(consumer, "node_modules", ".bin", "harness"),
+        ["compare", "validate", manifest],
+        {
+          cwd: consumer,
+          encoding: "utf8",
+        },
+      );
+      expect(out).toContain("valid harness-compare");
+    }
+    const alias = execFileSync(
+      join(consumer, "node_modules", ".bin", "harness-compare"),
+      ["validate", manifests[0]!],
+      {
+        cwd: consumer,
+        encoding: "utf8",
+      },
+    );
+    expect(alias).toContain("valid harness-compare");
+  });
+
+  it("exposes the library entry and its sub-paths to a consumer", async () => {
+    const script = [
+      'import { compileHarness, resolveComposition, loadManifest, runExperiment, checkMutation, score } from "harnesslab";',
+      'import * as ir from "harnesslab/ir"; import * as exec from "harnesslab/exec"; import * as compare from "harnesslab/compare"; import * as scoring from "harnesslab/scoring";',
+      "for (const f of [compileHarness, resolveComposition, loadManifest, runExperiment, checkMutation, score]) if (typeof f !== 'function') throw new Error('missing export');",
+      "if (!ir.canonicalJson || !exec.createExecutor || !compare.runExperiment || !scoring.checkMutation) throw new Error('missing sub-path export');",
+      "console.log('ok');",
+    ].join("\n");
+    await writeFile(join(consumer, "probe.mjs"), script);
+    const out = execFileSync(process.execPath, ["probe.mjs"], { cwd: consumer, encoding: "utf8" });
+    expect(out.trim()).toBe("ok");
+  });
+});
