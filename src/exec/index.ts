@@ -41,3 +41,23 @@ export {
   type HostId,
   type RuntimeSettings,
 } from "./types.js";
+export {
+  CLAUDE_AGENT_SDK_PACKAGE,
+  CLAUDE_HOST_VARIABLES,
+  type ClaudeAgentSdk,
+  ClaudeCodeExecutor,
+  type ClaudeCodeExecutorOptions,
+} from "./claude-code/index.js";
+export * from "./loopback/index.js";
+export {
+  PI_DEFAULT_MODEL,
+  PI_HOST_VARIABLES,
+  PI_PACKAGE,
+  PI_SYSTEM_PROMPT,
+  type PiAuthStorage,
+  PiExecutor,
+  type PiExecutorOptions,
+  type PiModel,
+  type PiSdk,
+  type PiSession,
+} from "./pi/index.js";
