@@ -1,4 +1,32 @@
+export {
+  CLAUDE_AGENT_SDK_PACKAGE,
+  CLAUDE_HOST_VARIABLES,
+  type ClaudeAgentSdk,
+  ClaudeCodeExecutor,
+  type ClaudeCodeExecutorOptions,
+} from "./claude-code/index.js";
+export {
+  CODEX_ENV_VARIABLES,
+  CODEX_SDK_PACKAGE,
+  type CodexEndpoint,
+  CodexExecutor,
+  type CodexExecutorOptions,
+  type CodexSdkModule,
+} from "./codex/index.js";
 export { createExecutor } from "./factory.js";
+export * from "./loopback/index.js";
+export {
+  PI_DEFAULT_MODEL,
+  PI_HOST_VARIABLES,
+  PI_PACKAGE,
+  PI_SYSTEM_PROMPT,
+  type PiAuthStorage,
+  PiExecutor,
+  type PiExecutorOptions,
+  type PiModel,
+  type PiSdk,
+  type PiSession,
+} from "./pi/index.js";
 export {
   INFRA_REASONS,
   type InfraReason,
@@ -41,23 +69,3 @@ export {
   type HostId,
   type RuntimeSettings,
 } from "./types.js";
-export {
-  CLAUDE_AGENT_SDK_PACKAGE,
-  CLAUDE_HOST_VARIABLES,
-  type ClaudeAgentSdk,
-  ClaudeCodeExecutor,
-  type ClaudeCodeExecutorOptions,
-} from "./claude-code/index.js";
-export * from "./loopback/index.js";
-export {
-  PI_DEFAULT_MODEL,
-  PI_HOST_VARIABLES,
-  PI_PACKAGE,
-  PI_SYSTEM_PROMPT,
-  type PiAuthStorage,
-  PiExecutor,
-  type PiExecutorOptions,
-  type PiModel,
-  type PiSdk,
-  type PiSession,
-} from "./pi/index.js";

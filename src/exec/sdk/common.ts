@@ -1,6 +1,7 @@
 // What every SDK-backed executor shares: lazy loading of an optional SDK, the environment
 // allowlist, the isolated home, deadlines, and a receipt builder. Each host adapter maps its
 // SDK's options and messages onto these.
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -37,8 +38,33 @@ export async function loadOptionalSdk<T>(packageName: string): Promise<T> {
   }
 }
 
+/**
+ * The directory of an installed package, found along Node's lookup paths. Works for packages
+ * whose `exports` offer no `require` entry or hide `package.json` (e.g. ESM-only SDKs).
+ */
+export function installedPackageDir(packageName: string): string | null {
+  const require = createRequire(import.meta.url);
+  for (const dir of require.resolve.paths(packageName) ?? []) {
+    const candidate = join(dir, packageName);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+  }
+  return null;
+}
+
 /** The installed version of a package, or null when it cannot be found. */
 export function installedVersion(packageName: string): string | null {
+  const dir = installedPackageDir(packageName);
+  if (dir !== null) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === packageName && pkg.version) return pkg.version;
+    } catch {
+      // fall back to resolving the entry point
+    }
+  }
   try {
     const require = createRequire(import.meta.url);
     const entry = require.resolve(packageName);
