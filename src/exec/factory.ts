@@ -1,3 +1,7 @@
+import { ClaudeCodeExecutor } from "./claude-code/index.js";
+import { CodexExecutor } from "./codex/index.js";
+import { PiExecutor } from "./pi/index.js";
+import { QoderExecutor } from "./qoder/index.js";
 import { ScriptedExecutor } from "./scripted/executor.js";
 import type { Executor, HostId } from "./types.js";
 
@@ -6,6 +10,14 @@ export function createExecutor(host: HostId): Executor {
   switch (host) {
     case "scripted":
       return new ScriptedExecutor();
+    case "claude-code":
+      return new ClaudeCodeExecutor();
+    case "pi":
+      return new PiExecutor();
+    case "codex":
+      return new CodexExecutor();
+    case "qoder":
+      return new QoderExecutor();
     default:
       throw new Error(`no executor for host ${host} in this version of harnesslab`);
   }

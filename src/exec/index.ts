@@ -69,3 +69,4 @@ export {
   type HostId,
   type RuntimeSettings,
 } from "./types.js";
+export * from "./qoder/index.js";

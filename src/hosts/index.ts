@@ -3,6 +3,7 @@ export { buildRunPreamble } from "./preamble.js";
 export {
   hostProfile,
   isHostId,
+  PERMISSION_CALLBACK_MECHANISM,
   PROMPT_PREAMBLE_MECHANISM,
   profileForHost,
   realizeWithCapabilities,
@@ -15,4 +16,5 @@ export {
   type Materialization,
   type MaterializationRequest,
   type MechanismCapability,
+  type PermissionCondition,
 } from "./types.js";

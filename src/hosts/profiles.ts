@@ -1,4 +1,10 @@
-import { compareStrength, weakerStrength } from "../ir/index.js";
+import {
+  type ComponentContract,
+  compareStrength,
+  type PermissionAccess,
+  type PermissionDomain,
+  weakerStrength,
+} from "../ir/index.js";
 import {
   HOST_IDS,
   type HostId,
@@ -6,6 +12,7 @@ import {
   type Materialization,
   type MaterializationRequest,
   type MechanismCapability,
+  type PermissionCondition,
 } from "./types.js";
 
 /** The mechanism every v0.1 executor uses: a bullet of guidance in the run's prompt preamble. */
@@ -18,7 +25,63 @@ const promptGuidance: MechanismCapability = {
     "the component's description is written into the run's prompt preamble; nothing checks that the agent follows it",
 };
 
+/** The mechanism a `.harness` binding names when a host's permission callback should enforce a policy. */
+export const PERMISSION_CALLBACK_MECHANISM = "permission-callback";
+
+/**
+ * What the harness's tool policy (`src/policy`) guarantees for every tool call it decides:
+ * writes only to the task's expected files (reads inside the trial root), Bash only the
+ * manifest's validation commands, and no tool that reaches the network. A policy component is
+ * enforced when it restricts writes or denies the network and asks for nothing looser than that.
+ */
+const TOOL_POLICY_BOUNDS: PermissionCondition = {
+  restricts: [
+    { domain: "workspace", access: "write" },
+    { domain: "network", access: "deny" },
+  ],
+  honoured: {
+    workspace: [["write"], ["read", "write"]],
+    process: [["allow"]],
+    network: [["deny"]],
+  },
+};
+
+const permissionCallback: MechanismCapability = {
+  mechanism: PERMISSION_CALLBACK_MECHANISM,
+  strength: "enforced",
+  componentKinds: ["policy"],
+  declaredMechanisms: [PERMISSION_CALLBACK_MECHANISM],
+  permissions: TOOL_POLICY_BOUNDS,
+  description:
+    "every tool call is decided by the harness's tool policy before it runs and recorded in permission-decisions.json: writes only to the task's files, Bash only the validation commands, no network tool",
+};
+
 const NOTHING: Materialization = { strength: "unsupported", mechanism: null };
+
+function sameAccessSet(
+  declared: ReadonlySet<PermissionAccess>,
+  honoured: readonly PermissionAccess[],
+): boolean {
+  return declared.size === honoured.length && honoured.every((access) => declared.has(access));
+}
+
+function permissionsFit(condition: PermissionCondition, component: ComponentContract): boolean {
+  const byDomain = new Map<PermissionDomain, Set<PermissionAccess>>();
+  for (const { domain, access } of component.permissions) {
+    const accesses = byDomain.get(domain) ?? new Set<PermissionAccess>();
+    accesses.add(access);
+    byDomain.set(domain, accesses);
+  }
+  const restricts = condition.restricts.some(
+    ({ domain, access }) => byDomain.get(domain)?.has(access) === true,
+  );
+  if (!restricts) return false;
+  for (const [domain, accesses] of byDomain) {
+    const sets = condition.honoured[domain];
+    if (sets === undefined || !sets.some((set) => sameAccessSet(accesses, set))) return false;
+  }
+  return true;
+}
 
 function applies(capability: MechanismCapability, request: MaterializationRequest): boolean {
   if (capability.componentKinds !== undefined) {
@@ -28,6 +91,10 @@ function applies(capability: MechanismCapability, request: MaterializationReques
   if (capability.declaredMechanisms !== undefined) {
     const declared = request.binding?.mechanism;
     if (declared === undefined || !capability.declaredMechanisms.includes(declared)) return false;
+  }
+  if (capability.permissions !== undefined) {
+    if (request.component === undefined) return false;
+    if (!permissionsFit(capability.permissions, request.component)) return false;
   }
   return true;
 }
@@ -53,11 +120,13 @@ export function realizeWithCapabilities(
   return { strength: weakerStrength(binding.strength, best.strength), mechanism: best.mechanism };
 }
 
-function advisoryProfile(id: string, known: boolean, title: string): HostProfile {
-  // v0.1 boundary (SPEC §5.1): no executor enforces anything yet, so every host realizes
-  // bindings only as advisory prompt guidance. A later issue raises a capability's strength
-  // for a host only once its executor really enforces that mechanism.
-  const capabilities = [promptGuidance];
+function profile(
+  id: string,
+  known: boolean,
+  title: string,
+  stronger: readonly MechanismCapability[] = [],
+): HostProfile {
+  const capabilities = [...stronger, promptGuidance];
   return {
     id,
     known,
@@ -67,12 +136,27 @@ function advisoryProfile(id: string, known: boolean, title: string): HostProfile
   };
 }
 
+// A strength is raised only where the executor enforces it, and only for bindings that declare
+// the mechanism the executor implements, so every other binding (and every composition written
+// for the v0.1 reference) still resolves to advisory prompt guidance:
+// - claude-code decides every call in a PreToolUse hook (canUseTool as a second line), qoder in
+//   its canUseTool callback and PreToolUse hook, scripted inside each of its tools; all three
+//   put the call to the trial's tool policy, which records the decision.
+// - codex has no permission callback: its sandbox confines writes to the workspace and turns
+//   the network off, but the per-file write surface is only audited after the fact, when the
+//   write has already happened, so a policy stays advisory there.
+// - pi runs answer-only without tools: there is nothing to enforce a policy on.
+// No host passes a component as an SDK tool yet, so nothing is `wired`.
 const PROFILES: Readonly<Record<HostId, HostProfile>> = {
-  qoder: advisoryProfile("qoder", true, "Qoder (Qoder agent SDK)"),
-  pi: advisoryProfile("pi", true, "Pi (Pi coding-agent SDK)"),
-  "claude-code": advisoryProfile("claude-code", true, "Claude Code (Claude Agent SDK)"),
-  codex: advisoryProfile("codex", true, "Codex (Codex SDK)"),
-  scripted: advisoryProfile("scripted", true, "Scripted agent (offline runs and tests)"),
+  qoder: profile("qoder", true, "Qoder (Qoder agent SDK)", [permissionCallback]),
+  pi: profile("pi", true, "Pi (Pi coding-agent SDK)"),
+  "claude-code": profile("claude-code", true, "Claude Code (Claude Agent SDK)", [
+    permissionCallback,
+  ]),
+  codex: profile("codex", true, "Codex (Codex SDK)"),
+  scripted: profile("scripted", true, "Scripted agent (offline runs and tests)", [
+    permissionCallback,
+  ]),
 };
 
 export function isHostId(value: string): value is HostId {
@@ -86,8 +170,9 @@ export function hostProfile(id: HostId): HostProfile {
 /**
  * The profile used to resolve a composition whose target is `host`. Names that are not a known
  * host (the language allows any identifier, e.g. `qoder-cli`) get the generic v0.1 profile, which
- * realizes bindings as advisory prompt guidance like the reference's executors did.
+ * realizes bindings as advisory prompt guidance like the reference's executors did: no executor
+ * runs such a host, so nothing can be enforced there.
  */
 export function profileForHost(host: string): HostProfile {
-  return isHostId(host) ? PROFILES[host] : advisoryProfile(host, false, `Unknown host '${host}'`);
+  return isHostId(host) ? PROFILES[host] : profile(host, false, `Unknown host '${host}'`);
 }

@@ -1,4 +1,11 @@
-import type { ComponentContract, ComponentKind, Strength } from "../ir/index.js";
+import type {
+  ComponentContract,
+  ComponentKind,
+  Permission,
+  PermissionAccess,
+  PermissionDomain,
+  Strength,
+} from "../ir/index.js";
 
 /** The hosts harnesslab knows (SPEC §2). A composition may still target another name; see `profileForHost`. */
 export const HOST_IDS = ["qoder", "pi", "claude-code", "codex", "scripted"] as const;
@@ -29,16 +36,35 @@ export interface Materialization {
 }
 
 /**
+ * Which permission declarations a capability can honour. A component's permissions are upper
+ * bounds ("this may write the workspace", "no network"); the capability applies only when the
+ * executor's own bounds are at least as strict for every domain the component mentions, and the
+ * component restricts at least one thing the executor really enforces.
+ */
+export interface PermissionCondition {
+  /** The component must declare at least one of these: the restrictions the executor enforces. */
+  restricts: readonly Permission[];
+  /**
+   * Per domain, the exact access sets the executor honours (`[["read", "write"]]` accepts a
+   * component that declares both and nothing else for that domain). A domain the component
+   * mentions but this map leaves out is not honoured, so the capability does not apply.
+   */
+  honoured: Readonly<Partial<Record<PermissionDomain, readonly (readonly PermissionAccess[])[]>>>;
+}
+
+/**
  * One way a host's executor can materialize components, and the strongest strength it truly
- * achieves that way. A capability applies only to the component kinds and declared mechanisms
- * it lists (all when absent), so a later executor can, say, enforce `policy` components through
- * its permission callback while every other component stays advisory prompt guidance.
+ * achieves that way. A capability applies only to the component kinds, declared mechanisms and
+ * permission shapes it lists (all when absent), so an executor can, say, enforce `policy`
+ * components through its permission callback while every other component stays advisory prompt
+ * guidance.
  */
 export interface MechanismCapability {
   mechanism: string;
   strength: Strength;
   componentKinds?: readonly ComponentKind[];
   declaredMechanisms?: readonly string[];
+  permissions?: PermissionCondition;
   description: string;
 }
 

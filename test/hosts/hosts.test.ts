@@ -45,7 +45,7 @@ describe("host profiles", () => {
     expect(isHostId("claude")).toBe(false);
   });
 
-  it("realize every supported binding only as advisory prompt guidance in v0.1", () => {
+  it("realize a binding whose mechanism no executor implements only as advisory prompt guidance", () => {
     for (const id of HOST_IDS) {
       const profile = hostProfile(id);
       for (const strength of ["advisory", "wired", "enforced"] as const) {
