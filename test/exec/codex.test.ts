@@ -151,6 +151,7 @@ interface Scenario {
   constructorThrows?: Error;
   /** Called when the stream starts. */
   onStart?: () => void;
+  onStuck?: () => void;
 }
 
 interface FakeCalls {
@@ -191,7 +192,11 @@ function fakeSdk(scenario: Scenario): { module: CodexSdkModule; calls: FakeCalls
           });
           throw Object.assign(new Error("The operation was aborted"), { name: "AbortError" });
         }
-        if (scenario.after === "stuck") await new Promise(() => {});
+        if (scenario.after === "stuck") {
+          // Abort only once the stream is stuck, so the test does not race the events.
+          scenario.onStuck?.();
+          await new Promise(() => {});
+        }
         if (scenario.throwAfter) throw scenario.throwAfter;
       }
       return { events: events() };
@@ -886,7 +891,7 @@ describe("CodexExecutor limits, timeouts and aborts", () => {
   it("stops waiting for a CLI that ignores the abort after abortGraceMs", async () => {
     const controller = new AbortController();
     const { receipt } = await run(
-      { events: started, after: "stuck", onStart: () => setTimeout(() => controller.abort(), 20) },
+      { events: started, after: "stuck", onStuck: () => controller.abort() },
       { abortGraceMs: 50 },
       { signal: controller.signal },
     );
