@@ -26,10 +26,18 @@ export {
 } from "./compare/index.js";
 // Execution: executors, receipts, the tool policy, workspaces
 export {
+  ClaudeCodeExecutor,
+  type ClaudeCodeExecutorOptions,
+  CodexExecutor,
+  type CodexExecutorOptions,
   createExecutor,
   type Executor,
   type ExecutorRunInput,
   type InfraReason,
+  PiExecutor,
+  type PiExecutorOptions,
+  QoderExecutor,
+  type QoderExecutorOptions,
   type ReceiptStatus,
   type RuntimeReceipt,
   type RuntimeSettings,
@@ -39,6 +47,8 @@ export {
   type ScriptedAgentContext,
   ScriptedExecutor,
   type ScriptedTools,
+  startAnthropicLoopback,
+  startResponsesLoopback,
 } from "./exec/index.js";
 // Evaluation: graders, the forge scoring seam
 export {
