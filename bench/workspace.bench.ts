@@ -67,7 +67,11 @@ async function smallFixture(dir: string): Promise<void> {
   }
 }
 
-async function largeFixture(dir: string, fileCount: number, totalBytes: number): Promise<void> {
+export async function largeFixture(
+  dir: string,
+  fileCount: number,
+  totalBytes: number,
+): Promise<void> {
   const random = mulberry32(20_240_601);
   const perFile = Math.floor(totalBytes / fileCount);
   const perDir = 100;
@@ -96,7 +100,7 @@ async function must(argv: string[], cwd: string): Promise<void> {
   if (result.exitCode !== 0) throw new Error(`${argv.join(" ")} failed: ${result.stderr}`);
 }
 
-async function baselineTrial(fixture: string): Promise<number> {
+export async function baselineTrial(fixture: string): Promise<number> {
   const temp = await mkdtemp(join(tmpdir(), "hl-bench-base-"));
   const root = join(temp, "trial");
   const started = performance.now();
@@ -166,7 +170,7 @@ async function harnessTrial(
   return performance.now() - started;
 }
 
-function median(values: number[]): number {
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;

@@ -4,6 +4,7 @@ import {
   createCommandGrader,
   createReadmePackageGrader,
   createScopeGrader,
+  type Grade,
   type Grader,
   loadReadmeContract,
 } from "../graders/index.js";
@@ -56,4 +57,23 @@ export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> 
     }
   }
   return prepared;
+}
+
+/**
+ * Why a finished grade says nothing about the agent, or null. A command grader whose program
+ * could not be started from PATH (`npm` missing, not executable) means the environment is broken,
+ * so the trial is an infrastructure error rather than a failure the agent is blamed for. A program
+ * named by a path (`./run-tests.sh`) is different: it lives in the trial, and the agent may have
+ * removed it, so that stays a failed check.
+ */
+export function gradeInfrastructureProblem(prepared: PreparedGrader, grade: Grade): string | null {
+  if (prepared.kind !== "command") return null;
+  for (const check of grade.checks) {
+    const evidence = check.evidence as { argv?: unknown; spawnError?: unknown } | undefined;
+    if (typeof evidence?.spawnError !== "string" || !Array.isArray(evidence.argv)) continue;
+    const program = String(evidence.argv[0] ?? "");
+    if (program.includes("/") || program.includes("\\")) continue;
+    return `could not start ${program}: ${evidence.spawnError}`;
+  }
+  return null;
 }

@@ -17,7 +17,7 @@ import {
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
-import { prepareGraders } from "./graders.js";
+import { gradeInfrastructureProblem, prepareGraders } from "./graders.js";
 import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
 import { buildVerdictDocument, writeVerdictFiles } from "./runner.js";
 
@@ -152,14 +152,15 @@ export async function regradeRun(
       }
       const finalText = await readFile(join(dir, "response.txt"), "utf8").catch(() => "");
       for (const prepared of graders.get(task.id) ?? []) {
-        grades.push(
-          await prepared.grader.grade({
-            trialRoot: workspace.root,
-            changedFiles: old.changedFiles,
-            expectedFiles: task.expectedFiles,
-            finalText,
-          }),
-        );
+        const grade = await prepared.grader.grade({
+          trialRoot: workspace.root,
+          changedFiles: old.changedFiles,
+          expectedFiles: task.expectedFiles,
+          finalText,
+        });
+        grades.push(grade);
+        const problem = gradeInfrastructureProblem(prepared, grade);
+        if (problem !== null) throw new Error(`grader ${prepared.id}: ${problem}`);
       }
       evidence.grades = grades;
     } catch (e) {

@@ -1,8 +1,9 @@
 // Doing one trial (I/O): fresh copy → git baseline → executor under the policy → patch →
 // graders → artifacts → cleanup. Every failure of a harness step becomes this trial's
 // infrastructure error with its evidence; nothing here throws past `runTrial`.
-import { mkdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, realpath, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, sep } from "node:path";
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
 import { permissionDecisionsDocument, redact, redactText } from "../exec/index.js";
 import type { Grade } from "../graders/index.js";
@@ -23,7 +24,7 @@ import {
 import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
-import type { PreparedGrader } from "./graders.js";
+import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
 
 export interface TrialContext {
   experiment: Experiment;
@@ -89,6 +90,29 @@ function toolSettings(experiment: Experiment) {
   };
 }
 
+/** The prefix `createTrialWorkspace` gives every trial's temporary directory. */
+const TRIAL_TEMP_PREFIX = "harnesslab-trial-";
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * Replaces trial temp directories under `parents` by their placeholders. The workspace scrubs its
+ * own paths, but when creating it fails (a git step, the copy) its directory is already gone and
+ * only the evidence still names it; this catches that case by the directory's known prefix.
+ */
+function scrubTrialTempDirs(text: string, parents: readonly string[]): string {
+  let out = text;
+  for (const parent of new Set(parents)) {
+    const temp = `${escapeRegExp(join(parent, TRIAL_TEMP_PREFIX))}[A-Za-z0-9]+`;
+    out = out
+      .replace(new RegExp(`${temp}${escapeRegExp(`${sep}trial`)}(?![\\w.-])`, "g"), "<trial-root>")
+      .replace(new RegExp(temp, "g"), "<trial-temp>");
+  }
+  return out;
+}
+
 /** Runs one trial to completion and writes its artifacts; returns its metrics. */
 export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   const { experiment, task, variant, assembled, job } = context;
@@ -100,8 +124,13 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   let stderrNotes: string[] = [];
   let decisions: ReturnType<ReturnType<typeof createToolPolicy>["decisions"]> = [];
   const prompt = composePrompt(assembled.preamble, task.prompt);
+  const tempParent = context.tempParent ?? tmpdir();
+  const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
   const scrub = (text: string) =>
-    redactText(workspace ? workspace.scrubPaths(text) : text, context.secretValues);
+    redactText(
+      scrubTrialTempDirs(workspace ? workspace.scrubPaths(text) : text, tempParents),
+      context.secretValues,
+    );
 
   try {
     workspace = await createTrialWorkspace(
@@ -171,15 +200,20 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     const grades: Grade[] = [];
     for (const prepared of context.graders) {
       try {
-        grades.push(
-          await prepared.grader.grade({
-            trialRoot: workspace.root,
-            changedFiles,
-            expectedFiles: task.expectedFiles,
-            finalText: evidence.receipt?.finalText ?? "",
-            ...(context.signal ? { signal: context.signal } : {}),
-          }),
-        );
+        const grade = await prepared.grader.grade({
+          trialRoot: workspace.root,
+          changedFiles,
+          expectedFiles: task.expectedFiles,
+          finalText: evidence.receipt?.finalText ?? "",
+          ...(context.signal ? { signal: context.signal } : {}),
+        });
+        grades.push(grade);
+        const problem = gradeInfrastructureProblem(prepared, grade);
+        if (problem !== null) {
+          gradingError = `grader ${prepared.id}: ${problem}`;
+          evidence.harnessFailure = { reason: "grader_failed", message: gradingError };
+          break;
+        }
       } catch (error) {
         gradingError = `grader ${prepared.id}: ${errorText(error)}`;
         evidence.harnessFailure = {

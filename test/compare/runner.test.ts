@@ -1,0 +1,170 @@
+// runExperiment's own behaviour: how many trials run at once, what progress it reports, and how
+// agent endings (timeout, throw, bad module) are classified — the agent's failures, not the
+// environment's.
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExperimentInputError, type RunProgress } from "../../src/compare/index.js";
+import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
+import {
+  makeExperiment,
+  runManifest,
+  syntheticManifest,
+  type TempExperiment,
+} from "../support/experiment.js";
+
+let exp: TempExperiment;
+beforeAll(async () => {
+  exp = await makeExperiment({
+    agents: {
+      "slow.mjs": `export default async function slow({ tools }) {
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const late = await tools.write("src/value.txt", "fixed\\n");
+  globalThis.__lateWrite = late;
+  return "finished too late";
+}
+`,
+      "thrower.mjs": `export default async function thrower({ tools }) {
+  await tools.write("src/value.txt", "fixed\\n");
+  throw new Error("model returned malformed tool input");
+}
+`,
+      "broken-syntax.mjs": "export default async function ( {\n",
+    },
+  });
+});
+afterAll(() => exp.cleanup());
+
+/**
+ * Counts how many runs are in flight at once. The first `lanes` runs wait (up to 5 s) until all
+ * of them have started, so lanes that can overlap do, however slow the machine is.
+ */
+function gaugedExecutor(gauge: { now: number; max: number }, lanes: number): Executor {
+  const inner = new ScriptedExecutor();
+  let started = 0;
+  return {
+    host: "scripted",
+    async run(input) {
+      started += 1;
+      gauge.now += 1;
+      gauge.max = Math.max(gauge.max, gauge.now);
+      try {
+        const deadline = Date.now() + 5000;
+        while (started < lanes && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        return await inner.run(input);
+      } finally {
+        gauge.now -= 1;
+      }
+    },
+  };
+}
+
+describe("runExperiment", () => {
+  it("runs at most `concurrency` trials at once, and really runs them in parallel", async () => {
+    for (const concurrency of [1, 2]) {
+      const gauge = { now: 0, max: 0 };
+      await runManifest(exp.manifestPath, {
+        outDir: exp.freshOut(`concurrency-${concurrency}`),
+        tempParent: exp.trialsDir,
+        concurrency,
+        executorFor: () => gaugedExecutor(gauge, concurrency),
+      });
+      expect(gauge.max, `concurrency ${concurrency}`).toBe(concurrency);
+    }
+  });
+
+  it("reports progress after every trial with counts, elapsed time and an estimate", async () => {
+    const progress: RunProgress[] = [];
+    await runManifest(exp.manifestPath, {
+      outDir: exp.freshOut("progress"),
+      tempParent: exp.trialsDir,
+      onProgress: (p) => progress.push(p),
+    });
+    expect(progress.map((p) => p.done)).toEqual([0, 1, 2, 3, 4]);
+    expect(progress[0]).toMatchObject({ total: 4, etaMs: null, reused: 0 });
+    const last = progress.at(-1)!;
+    expect(last).toMatchObject({ done: 4, passed: 2, failed: 2, infraErrors: 0, etaMs: 0 });
+    for (const p of progress.slice(1)) {
+      expect(p.last?.seq).toBeGreaterThan(0);
+      expect(p.etaMs).not.toBeNull();
+      expect(p.passed + p.failed + p.infraErrors).toBe(p.done);
+    }
+    const elapsed = progress.map((p) => p.elapsedMs);
+    expect([...elapsed].sort((a, b) => a - b)).toEqual(elapsed);
+  });
+
+  it("fails an agent that outlives its timeout, and its late tool call changes nothing", async () => {
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "slow", composition: "careful", agent: "./agents/slow.mjs" },
+        ],
+        runtime: { host: "scripted", timeoutMs: 1000, validationCommands: [] },
+        trials: { count: 1, seed: 1 },
+      }),
+      "slow.json",
+    );
+    const { verdict } = await runManifest(manifest, {
+      outDir: exp.freshOut("slow-out"),
+      tempParent: exp.trialsDir,
+    });
+    const slow = verdict.trials.find((t) => t.variant === "slow")!;
+    expect(slow).toMatchObject({ outcome: "failed", receiptStatus: "timeout", changedFiles: [] });
+    expect(slow.explanation).toContain("ran out of time");
+    // Wait for the abandoned agent to try its write: refused, and the trial is already gone.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const late = (globalThis as { __lateWrite?: { ok: boolean; error?: string } }).__lateWrite;
+    expect(late).toMatchObject({ ok: false });
+    expect(late?.error).toContain("the trial has ended");
+    expect(await readdir(exp.trialsDir)).toEqual([]);
+  });
+
+  it("counts an agent that throws or does not load as failed (its own error), not as infrastructure", async () => {
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "thrower", composition: "careful", agent: "./agents/thrower.mjs" },
+          { id: "syntax", composition: "extra", agent: "./agents/broken-syntax.mjs" },
+        ],
+        trials: { count: 1, seed: 1 },
+      }),
+      "agent-errors.json",
+    );
+    const out = exp.freshOut("agent-errors-out");
+    const { verdict } = await runManifest(manifest, { outDir: out, tempParent: exp.trialsDir });
+    const thrower = verdict.trials.find((t) => t.variant === "thrower")!;
+    // Its write happened and is graded (the check passes), yet an agent that crashed failed.
+    expect(thrower).toMatchObject({
+      outcome: "failed",
+      receiptStatus: "agent_error",
+      changedFiles: ["src/value.txt"],
+      gradePassed: true,
+    });
+    expect(thrower.explanation).toContain("model returned malformed tool input");
+    const stderr = await readFile(join(out, thrower.artifactDir, "stderr.txt"), "utf8");
+    expect(stderr).toContain("executor: the agent threw: model returned malformed tool input");
+    const syntax = verdict.trials.find((t) => t.variant === "syntax")!;
+    expect(syntax).toMatchObject({ outcome: "failed", receiptStatus: "agent_error" });
+    expect(syntax.explanation).toContain("failed to load");
+  });
+
+  it("refuses a non-empty --out before running anything", async () => {
+    const calls: string[] = [];
+    await expect(
+      runManifest(exp.manifestPath, {
+        outDir: exp.dir,
+        executorFor: () => ({
+          host: "scripted",
+          run: () => {
+            calls.push("ran");
+            throw new Error("unreachable");
+          },
+        }),
+      }),
+    ).rejects.toThrow(ExperimentInputError);
+    expect(calls).toEqual([]);
+  });
+});
