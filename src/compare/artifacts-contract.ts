@@ -21,6 +21,7 @@ export const HARNESS_INFRA_REASONS = [
   "patch_capture_failed",
   "grader_failed",
   "executor_threw",
+  "executor_unresponsive",
   "run_aborted",
 ] as const;
 export const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;

@@ -65,6 +65,8 @@ export interface RunExperimentOptions {
   signal?: AbortSignal;
   /** Parent of the trials' temporary directories (default: the OS temp directory). */
   tempParent?: string;
+  /** How long past its timeout an executor may take to return before its trial is abandoned (default 30 s). */
+  executorGraceMs?: number;
   /** Wall clock for startedAt/finishedAt. */
   now?: () => Date;
   /** Environment whose credential values must never reach an artifact (default: process.env). */
@@ -423,6 +425,9 @@ export async function runExperiment(
       secretValues,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tempParent ? { tempParent: options.tempParent } : {}),
+      ...(options.executorGraceMs === undefined
+        ? {}
+        : { executorGraceMs: options.executorGraceMs }),
     });
     // An interrupted run leaves the trial unfinished: --resume runs it again.
     if (options.signal?.aborted && result.infraReason === "run_aborted") {

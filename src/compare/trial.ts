@@ -40,7 +40,11 @@ export interface TrialContext {
   secretValues: readonly string[];
   signal?: AbortSignal;
   tempParent?: string;
+  /** How long past its timeout an executor may take to return before the trial is abandoned. */
+  executorGraceMs?: number;
 }
+
+const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
 
 /** The text the agent receives: the composition's preamble, then the task prompt. */
 export function composePrompt(preamble: string, prompt: string): string {
@@ -152,27 +156,55 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
       allowedCommands: experiment.runtime.validationCommands,
       tools: settings.tools,
     });
+    // An executor must honour its own timeout; one that does not return within the
+    // budget plus a grace period is abandoned so one hung SDK cannot stall the run.
+    const guard = new AbortController();
+    const signal = context.signal ? AbortSignal.any([context.signal, guard.signal]) : guard.signal;
+    const graceMs = context.executorGraceMs ?? DEFAULT_EXECUTOR_GRACE_MS;
+    let guardTimer: NodeJS.Timeout | undefined;
+    const abandoned = new Promise<"abandoned">((resolve) => {
+      guardTimer = setTimeout(
+        () => {
+          guard.abort(new Error("the executor did not return in time"));
+          resolve("abandoned");
+        },
+        Math.min(experiment.runtime.timeoutMs + graceMs, 2_147_483_647),
+      );
+    });
     try {
       const agent = agentArgument(variant.agent);
-      evidence.receipt = await context.executor.run({
-        prompt,
-        preamble: assembled.preamble,
-        cwd: workspace.root,
-        policy,
-        timeoutMs: experiment.runtime.timeoutMs,
-        ...(context.signal ? { signal: context.signal } : {}),
-        scratchDir: workspace.scratchDir,
-        runtime:
-          variant.runtimeProfile === undefined
-            ? settings
-            : { ...settings, profile: variant.runtimeProfile },
-        ...(agent === undefined ? {} : { agent }),
-        trialIndex: job.trialIndex,
-        variant: variant.id,
-        task: task.id,
-      });
+      const outcome = await Promise.race([
+        context.executor.run({
+          prompt,
+          preamble: assembled.preamble,
+          cwd: workspace.root,
+          policy,
+          timeoutMs: experiment.runtime.timeoutMs,
+          signal,
+          scratchDir: workspace.scratchDir,
+          runtime:
+            variant.runtimeProfile === undefined
+              ? settings
+              : { ...settings, profile: variant.runtimeProfile },
+          ...(agent === undefined ? {} : { agent }),
+          trialIndex: job.trialIndex,
+          variant: variant.id,
+          task: task.id,
+        }),
+        abandoned,
+      ]);
+      if (outcome === "abandoned") {
+        evidence.harnessFailure = {
+          reason: "executor_unresponsive",
+          message: `the ${context.executor.host} executor did not return within its ${experiment.runtime.timeoutMs} ms timeout plus ${graceMs} ms; the trial was abandoned`,
+        };
+      } else {
+        evidence.receipt = outcome;
+      }
     } catch (error) {
       evidence.harnessFailure = { reason: "executor_threw", message: errorText(error) };
+    } finally {
+      clearTimeout(guardTimer);
     }
     decisions = policy.decisions();
   }

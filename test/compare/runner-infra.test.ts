@@ -62,6 +62,37 @@ function throwingExecutor(when: (variant: string, trial: number) => boolean): Ex
   };
 }
 
+describe("an executor that never returns", () => {
+  it("is abandoned after its timeout plus the grace period; the trial is an infrastructure error", async () => {
+    const exp = await experiment(
+      sequentialManifest({
+        runtime: { host: "scripted", timeoutMs: 1000, validationCommands: [["node", "--test"]] },
+      }),
+    );
+    const inner = new ScriptedExecutor();
+    const hung: Executor = {
+      host: "scripted",
+      async run(input) {
+        if (input.variant === "fixer" && input.trialIndex === 1) return new Promise(() => {});
+        return inner.run(input);
+      },
+    };
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => hung,
+      executorGraceMs: 50,
+    });
+    const abandoned = verdict.trials.find((t) => t.variant === "fixer" && t.trial === 1)!;
+    expect(abandoned).toMatchObject({
+      outcome: "infrastructure_error",
+      infraReason: "executor_unresponsive",
+    });
+    expect(abandoned.explanation).toContain("did not return within its 1000 ms timeout plus 50 ms");
+    expect(verdict.trials.filter((t) => t.outcome !== "infrastructure_error")).toHaveLength(3);
+  });
+});
+
 describe("an executor that throws", () => {
   it("makes that trial an infrastructure error with evidence; the run goes on and decides", async () => {
     const exp = await experiment();
