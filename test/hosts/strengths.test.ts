@@ -301,14 +301,14 @@ composition verified-qoder extends verified { target qoder }`;
     ]);
   });
 
-  it("scripted: the example's verified composition declares the policy advisory and reports it so, while the run's decisions show its rule applied", async () => {
+  it("scripted: the example's verified composition enforces the policy, and the run's decisions show its rule applied", async () => {
     const bundle = compileHarness(await exampleSource()).bundle as HarnessIrBundle;
     const { report } = resolveComposition(bundle, "verified");
     expect(report.realizations.find((r) => r.componentId === "fix-code-not-tests")).toMatchObject({
-      declaredStrength: "advisory",
-      declaredMechanism: "prompt-preamble",
-      realized: "advisory",
-      action: "degraded",
+      declaredStrength: "enforced",
+      declaredMechanism: "permission-callback",
+      realized: "enforced",
+      action: "satisfied",
     });
 
     // Trial index 2 is the run in which the example's baseline agent tries to rewrite the test.
@@ -325,16 +325,17 @@ composition verified-qoder extends verified { target qoder }`;
     expect(receipt.finalText).toContain("Tried to update the outdated test");
   });
 
-  it("scripted: with a permission-callback binding the same component is enforced, and the scripted tools deny what it forbids", async () => {
+  it("scripted: bound as prompt guidance the same component is only advisory (degraded), while the scripted tools deny what the policy forbids either way", async () => {
     const source = (await exampleSource()).replace(
-      "binding fix-code-not-tests for scripted { mechanism prompt-preamble strength advisory }",
       "binding fix-code-not-tests for scripted { mechanism permission-callback strength enforced }",
+      "binding fix-code-not-tests for scripted { mechanism prompt-preamble strength advisory }",
     );
+    expect(source).toContain("mechanism prompt-preamble strength advisory }");
     const bundle = compileHarness(source).bundle as HarnessIrBundle;
     const { report } = resolveComposition(bundle, "verified");
     expect(report.realizations.find((r) => r.componentId === "fix-code-not-tests")).toMatchObject({
-      realized: "enforced",
-      action: "satisfied",
+      realized: "advisory",
+      action: "degraded",
     });
 
     const { workspace, policy, tools } = await exampleTrial();
