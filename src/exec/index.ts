@@ -27,6 +27,7 @@ export {
   type PiSdk,
   type PiSession,
 } from "./pi/index.js";
+export * from "./qoder/index.js";
 export {
   INFRA_REASONS,
   type InfraReason,
@@ -69,4 +70,3 @@ export {
   type HostId,
   type RuntimeSettings,
 } from "./types.js";
-export * from "./qoder/index.js";

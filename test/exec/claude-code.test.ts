@@ -8,11 +8,10 @@ import {
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
 } from "../../src/exec/claude-code/index.js";
-import { promptWithPreamble } from "../../src/exec/claude-code/options.js";
 import { createExecutor } from "../../src/exec/factory.js";
 import { PiExecutor } from "../../src/exec/pi/index.js";
 import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
-import { SdkMissingError } from "../../src/exec/sdk/common.js";
+import { promptWithPreamble, SdkMissingError } from "../../src/exec/sdk/common.js";
 import type { ExecutorRunInput, RuntimeSettings } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import {

@@ -5,9 +5,18 @@ import type {
   SDKAssistantMessageError,
   SDKResultMessage,
   SDKStartupFailureReason,
-  TerminalReason,
 } from "@anthropic-ai/claude-agent-sdk";
-import type { InfraReason, ReceiptStatus } from "../receipt.js";
+import type { InfraReason } from "../receipt.js";
+import {
+  anyOf,
+  errorMessage,
+  firstMatch,
+  infraReasonFromHttpStatus,
+  NODE_NETWORK_FAILURE,
+  type RunOutcome,
+  type TextRule,
+} from "../sdk/classify.js";
+import { stoppedAtLimit } from "../sdk/claude-like.js";
 
 /** Error codes Claude Code puts on an assistant message when the API call itself failed. */
 const ASSISTANT_ERROR_REASONS: Record<SDKAssistantMessageError, InfraReason | null> = {
@@ -27,6 +36,10 @@ const ASSISTANT_ERROR_REASONS: Record<SDKAssistantMessageError, InfraReason | nu
   max_output_tokens: null,
 };
 
+/** Also read on its own: an invalid request that names billing is a refused payment. */
+const QUOTA_TEXT =
+  /credit balance|billing|quota|out of usage|usage limit|you've hit your|out of extra usage/i;
+
 const STARTUP_FAILURE_REASONS: Partial<Record<SDKStartupFailureReason, InfraReason>> = {
   gateway_signin_required: "auth_missing",
   gateway_access_denied: "auth_missing",
@@ -36,33 +49,35 @@ const STARTUP_FAILURE_REASONS: Partial<Record<SDKStartupFailureReason, InfraReas
   cli_version_too_old: "runtime_missing",
 };
 
-/** Network failures as Node and Claude Code word them. */
-const NETWORK_TEXT =
-  /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|connection refused|can't reach the api|getaddrinfo|socket hang up|network error|fetch failed/i;
-const AUTH_TEXT =
-  /not logged in|please run \/login|invalid api key|invalid x-api-key|authentication_error|failed to authenticate|\b401\b/i;
-const QUOTA_TEXT =
-  /credit balance|billing|quota|out of usage|usage limit|you've hit your|out of extra usage/i;
-const RATE_TEXT = /rate limit|rate_limit|\b429\b|overloaded|\b529\b/i;
+/** Failures as Claude Code words them, in order of priority. */
+const TEXT_RULES: readonly TextRule<InfraReason>[] = [
+  {
+    pattern: anyOf(NODE_NETWORK_FAILURE, /connection refused|can't reach the api|network error/i),
+    result: "network_unreachable",
+  },
+  {
+    pattern:
+      /not logged in|please run \/login|invalid api key|invalid x-api-key|authentication_error|failed to authenticate|\b401\b/i,
+    result: "auth_missing",
+  },
+  { pattern: QUOTA_TEXT, result: "quota_exhausted" },
+  { pattern: /rate limit|rate_limit|\b429\b|overloaded|\b529\b/i, result: "rate_limited" },
+];
 
 /** An infrastructure cause named only in text (thrown errors, result text), or null. */
-export function infraReasonFromText(text: string): InfraReason | null {
-  if (NETWORK_TEXT.test(text)) return "network_unreachable";
-  if (AUTH_TEXT.test(text)) return "auth_missing";
-  if (QUOTA_TEXT.test(text)) return "quota_exhausted";
-  if (RATE_TEXT.test(text)) return "rate_limited";
-  return null;
+function infraReasonFromText(text: string): InfraReason | null {
+  return firstMatch(text, TEXT_RULES);
 }
 
+/** Anthropic answers 529 when it is overloaded; a 404 names a model it does not serve. */
+const ANTHROPIC_STATUSES: Readonly<Record<number, InfraReason>> = {
+  529: "rate_limited",
+  404: "config_invalid",
+};
+
 /** An infrastructure cause from an HTTP status of the model API, or null. */
-export function infraReasonFromStatus(status: number | null | undefined): InfraReason | null {
-  if (status === null || status === undefined) return null;
-  if (status === 401 || status === 403) return "auth_missing";
-  if (status === 402) return "quota_exhausted";
-  if (status === 429 || status === 529) return "rate_limited";
-  if (status === 404) return "config_invalid";
-  if (status >= 500) return "network_unreachable";
-  return null;
+function infraReasonFromStatus(status: number | null | undefined): InfraReason | null {
+  return infraReasonFromHttpStatus(status, ANTHROPIC_STATUSES);
 }
 
 export interface FailureEvidence {
@@ -106,30 +121,14 @@ export function classifyFailure(evidence: FailureEvidence): InfraReason | null {
   return null;
 }
 
-export interface Outcome {
-  status: ReceiptStatus;
-  infraReason?: InfraReason;
-  error?: string;
-}
-
-const LIMIT_TERMINAL_REASONS = new Set<TerminalReason | string>([
-  "max_turns",
-  "budget_exhausted",
-  "prompt_too_long",
-]);
-
 /** The outcome a result message reports, given what came before it. */
-export function outcomeFromResult(result: SDKResultMessage, evidence: FailureEvidence): Outcome {
+export function outcomeFromResult(result: SDKResultMessage, evidence: FailureEvidence): RunOutcome {
   const detail =
     result.subtype === "success"
       ? result.result
       : [...(Array.isArray(result.errors) ? result.errors : [])].join("; ");
   if (result.subtype === "success" && !result.is_error) return { status: "completed" };
-  if (
-    result.subtype === "error_max_turns" ||
-    result.subtype === "error_max_budget_usd" ||
-    LIMIT_TERMINAL_REASONS.has(result.terminal_reason ?? "")
-  ) {
+  if (stoppedAtLimit(result)) {
     return {
       status: "limit_reached",
       error: detail || `terminal reason ${result.terminal_reason}`,
@@ -157,8 +156,8 @@ export function outcomeFromThrown(
   error: unknown,
   sawInit: boolean,
   evidence: FailureEvidence,
-): Outcome {
-  const message = error instanceof Error ? error.message : String(error);
+): RunOutcome {
+  const message = errorMessage(error);
   const code =
     error !== null && typeof error === "object" && "code" in error
       ? String((error as { code: unknown }).code)

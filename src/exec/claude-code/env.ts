@@ -1,6 +1,7 @@
 // The environment of a Claude Code run: which of the harness's variables pass, and the fixed
 // values that isolate it. No SDK types here, so the public surface never needs the SDK's.
 import { join } from "node:path";
+import { QUIET_NPM_ENV } from "../sdk/common.js";
 
 export const CLAUDE_AGENT_SDK_PACKAGE = "@anthropic-ai/claude-agent-sdk";
 
@@ -47,10 +48,6 @@ export function claudeEnvOverrides(
     DISABLE_TELEMETRY: "1",
     // Claude Code retries a dead endpoint ten times with growing delays by default (minutes).
     CLAUDE_CODE_MAX_RETRIES: String(maxRetries),
-    // The validation commands run npm; it must not look for updates on the network.
-    NO_UPDATE_NOTIFIER: "1",
-    npm_config_update_notifier: "false",
-    npm_config_fund: "false",
-    npm_config_audit: "false",
+    ...QUIET_NPM_ENV,
   };
 }

@@ -17,17 +17,6 @@ export function isClaudePermissionMode(mode: string): mode is PermissionMode {
   return (CLAUDE_PERMISSION_MODES as readonly string[]).includes(mode);
 }
 
-/**
- * The task text Claude Code receives. The runner already puts the composition's preamble at the
- * top of the prompt (what prompt.txt records); a caller that passes the preamble separately gets
- * it prepended the same way, never twice.
- */
-export function promptWithPreamble(prompt: string, preamble: string): string {
-  const head = preamble.trimEnd();
-  if (head.trim() === "" || prompt.startsWith(head)) return prompt;
-  return `${head}\n\n---\n\n${prompt}`;
-}
-
 export interface QueryOptionsInput {
   input: ExecutorRunInput;
   env: Record<string, string>;

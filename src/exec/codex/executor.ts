@@ -7,12 +7,16 @@ import { join } from "node:path";
 import type { PolicyDecision } from "../../policy/index.js";
 import type { InfraReason, ReceiptStatus, RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
+import { errorMessage, stoppedOutcome } from "../sdk/classify.js";
 import {
   addTokens,
   buildAgentEnv,
   isolatedHome,
   loadOptionalSdk,
+  policyRootMismatch,
+  promptWithPreamble,
   ReceiptBuilder,
+  type RunDeadline,
   runDeadline,
   SdkMissingError,
 } from "../sdk/common.js";
@@ -74,8 +78,6 @@ export interface CodexExecutorOptions {
   abortGraceMs?: number;
 }
 
-type Deadline = ReturnType<typeof runDeadline>;
-
 type EarlyStop = { status: ReceiptStatus; infraReason?: InfraReason; error: string };
 
 interface Violation {
@@ -84,18 +86,6 @@ interface Violation {
   tool: string;
   rule: string;
   reason: string;
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === "string" ? error : String(error);
-}
-
-/** The preamble ahead of the prompt, unless the runner already put it there. */
-function promptWithPreamble(prompt: string, preamble: string): string {
-  const head = preamble.trimEnd();
-  if (head.trim() === "" || prompt.startsWith(head)) return prompt;
-  return `${head}\n\n---\n\n${prompt}`;
 }
 
 /** Rollout item types that the event stream also reports as items. */
@@ -155,13 +145,8 @@ export class CodexExecutor implements Executor {
     };
 
     // Settings the executor cannot honour are refused before anything starts.
-    if (input.policy.config.trialRoot !== input.cwd) {
-      return fail(
-        "infra_error",
-        "the policy was created for a different trial root than the run's cwd",
-        "config_invalid",
-      );
-    }
+    const rootMismatch = policyRootMismatch(input);
+    if (rootMismatch !== null) return fail("infra_error", rootMismatch, "config_invalid");
     const mode = input.runtime.permissionMode ?? "default";
     if (!SUPPORTED_PERMISSION_MODES.has(mode)) {
       return fail(
@@ -198,7 +183,11 @@ export class CodexExecutor implements Executor {
       });
     } catch (error) {
       // A harness-side step (creating the isolated home, writing the config) broke.
-      return fail("infra_error", `the codex executor failed: ${messageOf(error)}`, "spawn_failed");
+      return fail(
+        "infra_error",
+        `the codex executor failed: ${errorMessage(error)}`,
+        "spawn_failed",
+      );
     } finally {
       deadline.dispose();
     }
@@ -208,7 +197,7 @@ export class CodexExecutor implements Executor {
     input: ExecutorRunInput,
     builder: ReceiptBuilder,
     fail: (status: ReceiptStatus, error: string, infraReason?: InfraReason) => RuntimeReceipt,
-    deadline: Deadline,
+    deadline: RunDeadline,
     run: {
       env: Record<string, string>;
       endpoint: CodexEndpoint | undefined;
@@ -224,7 +213,7 @@ export class CodexExecutor implements Executor {
       sdk = await this.loadSdk();
     } catch (error) {
       const missing = error instanceof SdkMissingError;
-      return fail("infra_error", messageOf(error), missing ? "runtime_missing" : "spawn_failed");
+      return fail("infra_error", errorMessage(error), missing ? "runtime_missing" : "spawn_failed");
     }
 
     const located = this.options.pathToExecutable
@@ -238,7 +227,7 @@ export class CodexExecutor implements Executor {
       } catch (error) {
         return fail(
           "infra_error",
-          `cannot copy the Codex login from ${this.options.loginFrom}/auth.json: ${messageOf(error)}`,
+          `cannot copy the Codex login from ${this.options.loginFrom}/auth.json: ${errorMessage(error)}`,
           "auth_missing",
         );
       }
@@ -315,9 +304,9 @@ export class CodexExecutor implements Executor {
       thread = new sdk.Codex(clientOptions).startThread(threadOptions);
     } catch (error) {
       // Nothing ran yet: whatever broke is the environment's (e.g. the SDK finds no binary).
-      const failure = classifyCodexFailure(messageOf(error));
+      const failure = classifyCodexFailure(errorMessage(error));
       const reason = failure.status === "infra_error" ? failure.infraReason : "spawn_failed";
-      return fail("infra_error", messageOf(error), reason);
+      return fail("infra_error", errorMessage(error), reason);
     }
 
     return this.stream(thread, input, builder, deadline, {
@@ -330,7 +319,7 @@ export class CodexExecutor implements Executor {
     thread: CodexThreadLike,
     input: ExecutorRunInput,
     builder: ReceiptBuilder,
-    deadline: Deadline,
+    deadline: RunDeadline,
     run: { prompt: string; codexHome: string },
   ): Promise<RuntimeReceipt> {
     const reconnectLimit = this.options.reconnectLimit ?? 3;
@@ -477,19 +466,15 @@ export class CodexExecutor implements Executor {
     if (stop) {
       ({ status, error } = stop);
       infraReason = stop.infraReason;
-    } else if (why === "timeout") {
-      status = "timeout";
-      error = `the agent did not finish within ${input.timeoutMs} ms`;
-    } else if (why === "aborted") {
-      status = "aborted";
-      error = "the run was aborted";
+    } else if (why !== null) {
+      ({ status, error } = stoppedOutcome(why, input.timeoutMs));
     } else if (state.turnFailure !== null || state.streamError !== null) {
       error = state.turnFailure ?? state.streamError ?? "";
       const failure = classifyCodexFailure(error);
       status = failure.status;
       if (failure.status === "infra_error") infraReason = failure.infraReason;
     } else if (thrown !== null) {
-      error = messageOf(thrown);
+      error = errorMessage(thrown);
       const failure = classifyCodexFailure(error);
       if (failure.status === "infra_error") {
         status = "infra_error";
@@ -508,8 +493,8 @@ export class CodexExecutor implements Executor {
     } else {
       status = "completed";
     }
-    if (thrown !== null && error !== messageOf(thrown)) {
-      builder.event("harness.thrown", { error: messageOf(thrown) });
+    if (thrown !== null && error !== errorMessage(thrown)) {
+      builder.event("harness.thrown", { error: errorMessage(thrown) });
     }
 
     if (violations.length > 0) {
@@ -526,10 +511,7 @@ export class CodexExecutor implements Executor {
     if (status !== "completed") {
       builder.event("harness.stopped", { status, infraReason: infraReason ?? null, error });
     }
-    return builder.finish(status, {
-      ...(error === undefined ? {} : { error }),
-      ...(infraReason ? { infraReason } : {}),
-    });
+    return builder.finishWith({ status, infraReason, error });
   }
 
   /**

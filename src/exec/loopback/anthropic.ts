@@ -2,9 +2,21 @@
 // Claude Code client (and Pi) to run whole sessions offline: streamed SSE events exactly as the
 // service sends them, plain JSON for non-streaming calls, token counting and the reachability
 // probe. It plays a script of assistant turns; nothing leaves 127.0.0.1.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { REDACTED, redactText } from "../redact.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { redactText } from "../redact.js";
+import {
+  asRecord,
+  bearerToken,
+  chunks,
+  listenLoopback,
+  parseJsonBody,
+  requestUrl,
+  safeHeaders,
+  sendJson,
+  sendJsonError,
+  startSse,
+  writeSseEvent,
+} from "./http.js";
 
 /** One content block of a scripted assistant turn. */
 export type AnthropicScriptBlock =
@@ -112,12 +124,6 @@ interface ParsedBody {
   messages?: unknown;
 }
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
 function toolNames(body: ParsedBody): string[] {
   if (!Array.isArray(body.tools)) return [];
   return body.tools
@@ -164,52 +170,17 @@ function presentedCredential(request: IncomingMessage): {
 } {
   const apiKey = request.headers["x-api-key"];
   if (typeof apiKey === "string" && apiKey !== "") return { kind: "x-api-key", value: apiKey };
-  const authorization = request.headers.authorization;
-  if (typeof authorization === "string" && /^bearer\s+/i.test(authorization)) {
-    return { kind: "bearer", value: authorization.replace(/^bearer\s+/i, "") };
-  }
-  return { kind: "none", value: null };
-}
-
-function safeHeaders(request: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    out[name] = CREDENTIAL_HEADERS.has(name)
-      ? REDACTED
-      : redactText(Array.isArray(value) ? value.join(", ") : value);
-  }
-  return out;
-}
-
-function sendJson(
-  response: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-) {
-  response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify(body));
+  const bearer = bearerToken(request);
+  return bearer === null ? { kind: "none", value: null } : { kind: "bearer", value: bearer };
 }
 
 function sendError(response: ServerResponse, error: AnthropicScriptError, requestId: string) {
-  const headers: Record<string, string> = { "request-id": requestId };
-  if (error.status === 429) headers["retry-after"] = "0";
-  sendJson(
+  sendJsonError(
     response,
     error.status,
     { type: "error", error: { type: error.type, message: error.message }, request_id: requestId },
-    headers,
+    { "request-id": requestId },
   );
-}
-
-/** Splits text into a few pieces so clients see several deltas, as they would from the service. */
-function chunks(text: string, pieces: number): string[] {
-  if (text.length === 0) return [""];
-  const size = Math.max(1, Math.ceil(text.length / pieces));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
 }
 
 type WireBlock =
@@ -236,14 +207,8 @@ function writeStream(
   stopReason: string,
   requestId: string,
 ) {
-  response.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "request-id": requestId,
-  });
-  const event = (name: string, data: unknown) =>
-    response.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  startSse(response, { "request-id": requestId });
+  const event = (name: string, data: unknown) => writeSseEvent(response, name, data);
   event("message_start", {
     type: "message_start",
     message: {
@@ -317,21 +282,18 @@ export async function startAnthropicLoopback(
   const maxBodyBytes = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const sideReply = options.sideReply ?? "ok";
   const requests: AnthropicLoopbackRequest[] = [];
-  const pending = new Set<NodeJS.Timeout>();
-  let seq = 0;
 
-  const handle = (request: IncomingMessage, response: ServerResponse, raw: Buffer) => {
-    seq += 1;
-    const requestSeq = seq;
+  const handle = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    raw: Buffer,
+    requestSeq: number,
+  ) => {
     const requestId = `req_loopback_${requestSeq}`;
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
+    const url = requestUrl(request);
     const credential = presentedCredential(request);
-    let body: ParsedBody = {};
-    try {
-      body = asRecord(JSON.parse(raw.toString("utf8") || "{}")) ?? {};
-    } catch {
-      // Not JSON: answered below as an invalid request where a body is needed.
-    }
+    // Not JSON: answered below as an invalid request where a body is needed.
+    const body: ParsedBody = asRecord(parseJsonBody(raw)) ?? {};
     const entry: AnthropicLoopbackRequest = {
       seq: requestSeq,
       method: request.method ?? "GET",
@@ -348,7 +310,7 @@ export async function startAnthropicLoopback(
       toolNames: toolNames(body),
       messageCount: messages(body).length,
       toolResults: lastToolResults(body),
-      headers: safeHeaders(request),
+      headers: safeHeaders(request, CREDENTIAL_HEADERS),
     };
     if (requests.length < maxRequests) requests.push(entry);
     const finish = (kind: AnthropicLoopbackRequest["kind"], status: number) => {
@@ -436,11 +398,7 @@ export async function startAnthropicLoopback(
       answerTurn(response, turn, turnIndex, body, entry, requestSeq, requestId);
     };
     if (!isSide && turn.delayMs !== undefined && turn.delayMs > 0) {
-      const timer = setTimeout(() => {
-        pending.delete(timer);
-        answer();
-      }, turn.delayMs);
-      pending.add(timer);
+      http.later(turn.delayMs, answer);
     } else answer();
   };
 
@@ -480,68 +438,21 @@ export async function startAnthropicLoopback(
     );
   };
 
-  const server = createServer((request, response) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    request.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        refused = true;
-        seq += 1;
-        sendError(
-          response,
-          { status: 413, type: "request_too_large", message: "loopback: request body too large" },
-          `req_loopback_${seq}`,
-        );
-        request.resume();
-        return;
-      }
-      parts.push(chunk);
-    });
-    request.on("end", () => {
-      if (refused) return;
-      try {
-        handle(request, response, Buffer.concat(parts));
-      } catch (error) {
-        if (!response.headersSent) {
-          sendError(
-            response,
-            { status: 500, type: "api_error", message: `loopback: ${String(error)}` },
-            "req_loopback_error",
-          );
-        } else response.end();
-      }
-    });
+  // `http` is assigned before any request can reach `handle`: requests arrive only once it listens.
+  const http = await listenLoopback({
+    port: options.port,
+    maxBodyBytes,
+    handle,
+    sendError,
+    errorTypes: { tooLarge: "request_too_large", crash: "api_error" },
   });
-  // Idle keep-alive sockets must not hold the process open after a test.
-  server.keepAliveTimeout = 1000;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
-    port,
+    url: `http://127.0.0.1:${http.port}`,
+    port: http.port,
     get requests() {
       return requests.map((r) => ({ ...r }));
     },
-    close: () => {
-      closing ??= new Promise<void>((resolve) => {
-        for (const timer of pending) clearTimeout(timer);
-        pending.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    close: () => http.close(),
   };
 }
 

@@ -2,9 +2,21 @@
 // as server-sent events) well enough for the real Codex CLI to run whole sessions offline. It
 // plays a script of model turns (text, function calls such as Codex's `exec_command`, freeform
 // custom tool calls such as `apply_patch`) and records every request; nothing leaves 127.0.0.1.
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { REDACTED, redactText } from "../redact.js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { redactText } from "../redact.js";
+import {
+  asRecord,
+  bearerToken,
+  chunks,
+  listenLoopback,
+  parseJsonBody,
+  requestUrl,
+  safeHeaders,
+  sendJson,
+  sendJsonError,
+  startSse,
+  writeSseEvent,
+} from "./http.js";
 
 /** One output item of a scripted model turn. */
 export type ResponsesScriptItem =
@@ -121,12 +133,6 @@ const CREDENTIAL_HEADERS = new Set(["authorization", "proxy-authorization", "coo
 const TOOL_OUTPUT_TEXT_LIMIT = 2000;
 const CALL_ID = /^call_loopback_(\d+)_\d+$/;
 
-function asRecord(value: unknown): Record<string, unknown> | undefined {
-  return value !== null && typeof value === "object" && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : undefined;
-}
-
 function inputItems(body: Record<string, unknown>): Record<string, unknown>[] {
   return Array.isArray(body.input)
     ? body.input.map(asRecord).filter((i): i is Record<string, unknown> => i !== undefined)
@@ -157,42 +163,15 @@ function outputText(output: unknown): string {
   return typeof record?.content === "string" ? record.content : "";
 }
 
-function safeHeaders(request: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined) continue;
-    out[name] = CREDENTIAL_HEADERS.has(name)
-      ? REDACTED
-      : redactText(Array.isArray(value) ? value.join(", ") : value);
-  }
-  return out;
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown, headers = {}) {
-  response.writeHead(status, { "content-type": "application/json", ...headers });
-  response.end(JSON.stringify(body));
-}
-
 function sendError(response: ServerResponse, error: ResponsesScriptError, requestId: string) {
-  const headers: Record<string, string> = { "x-request-id": requestId };
-  if (error.status === 429) headers["retry-after"] = "0";
-  sendJson(
+  sendJsonError(
     response,
     error.status,
     {
       error: { message: error.message, type: error.type, code: error.code ?? null, param: null },
     },
-    headers,
+    { "x-request-id": requestId },
   );
-}
-
-/** Splits text into a few pieces so clients see several deltas, as they would from the service. */
-function chunks(text: string, pieces: number): string[] {
-  if (text.length === 0) return [""];
-  const size = Math.max(1, Math.ceil(text.length / pieces));
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
 }
 
 type WireItem = Record<string, unknown> & { id: string; type: string };
@@ -247,17 +226,10 @@ function writeStream(
   usage: ResponsesScriptUsage,
   requestId: string,
 ) {
-  response.writeHead(200, {
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "x-request-id": requestId,
-  });
+  startSse(response, { "x-request-id": requestId });
   let sequence = 0;
   const event = (type: string, data: Record<string, unknown>) => {
-    response.write(
-      `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`,
-    );
+    writeSseEvent(response, type, { type, sequence_number: sequence, ...data });
     sequence += 1;
   };
   event("response.created", { response: { ...base, status: "in_progress", output: [] } });
@@ -342,25 +314,17 @@ export async function startResponsesLoopback(
   const maxRequests = options.maxRequests ?? 500;
   const maxBodyBytes = options.maxBodyBytes ?? 32 * 1024 * 1024;
   const requests: ResponsesLoopbackRequest[] = [];
-  const pending = new Set<NodeJS.Timeout>();
-  let seq = 0;
 
-  const handle = (request: IncomingMessage, response: ServerResponse, raw: Buffer) => {
-    seq += 1;
-    const requestSeq = seq;
+  const handle = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    raw: Buffer,
+    requestSeq: number,
+  ) => {
     const requestId = `req_loopback_${requestSeq}`;
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    const authorization = request.headers.authorization;
-    const bearer =
-      typeof authorization === "string" && /^bearer\s+/i.test(authorization)
-        ? authorization.replace(/^bearer\s+/i, "")
-        : null;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString("utf8") || "{}");
-    } catch {
-      parsed = undefined;
-    }
+    const url = requestUrl(request);
+    const bearer = bearerToken(request);
+    const parsed = parseJsonBody(raw);
     const body = asRecord(parsed) ?? {};
     const items = inputItems(body);
     const entry: ResponsesLoopbackRequest = {
@@ -387,7 +351,7 @@ export async function startResponsesLoopback(
           callId: item.call_id as string,
           text: redactText(outputText(item.output)).slice(0, TOOL_OUTPUT_TEXT_LIMIT),
         })),
-      headers: safeHeaders(request),
+      headers: safeHeaders(request, CREDENTIAL_HEADERS),
     };
     if (requests.length < maxRequests) requests.push(entry);
     const finish = (kind: ResponsesLoopbackRequest["kind"], status: number) => {
@@ -468,69 +432,21 @@ export async function startResponsesLoopback(
         { "x-request-id": requestId },
       );
     };
-    if (turn.delayMs !== undefined && turn.delayMs > 0) {
-      const timer = setTimeout(() => {
-        pending.delete(timer);
-        answer();
-      }, turn.delayMs);
-      pending.add(timer);
-    } else answer();
+    if (turn.delayMs !== undefined && turn.delayMs > 0) http.later(turn.delayMs, answer);
+    else answer();
   };
 
-  const server = createServer((request, response) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    let refused = false;
-    request.on("data", (chunk: Buffer) => {
-      if (refused) return;
-      size += chunk.length;
-      if (size > maxBodyBytes) {
-        refused = true;
-        seq += 1;
-        sendError(
-          response,
-          {
-            status: 413,
-            type: "invalid_request_error",
-            message: "loopback: request body too large",
-          },
-          `req_loopback_${seq}`,
-        );
-        request.resume();
-        return;
-      }
-      parts.push(chunk);
-    });
-    request.on("end", () => {
-      if (refused) return;
-      try {
-        handle(request, response, Buffer.concat(parts));
-      } catch (error) {
-        if (!response.headersSent) {
-          sendError(
-            response,
-            { status: 500, type: "server_error", message: `loopback: ${String(error)}` },
-            "req_loopback_error",
-          );
-        } else response.end();
-      }
-    });
+  // `http` is assigned before any request can reach `handle`: requests arrive only once it listens.
+  const http = await listenLoopback({
+    port: options.port,
+    maxBodyBytes,
+    handle,
+    sendError,
+    errorTypes: { tooLarge: "invalid_request_error", crash: "server_error" },
   });
-  // Idle keep-alive sockets must not hold the process open after a test.
-  server.keepAliveTimeout = 1000;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
+    url: `http://127.0.0.1:${http.port}/v1`,
+    port: http.port,
     get requests() {
       return requests.map((r) => ({
         ...r,
@@ -538,14 +454,6 @@ export async function startResponsesLoopback(
         inputTypes: [...r.inputTypes],
       }));
     },
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        for (const timer of pending) clearTimeout(timer);
-        pending.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
+    close: () => http.close(),
   };
 }

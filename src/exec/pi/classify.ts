@@ -1,20 +1,24 @@
 // What a Pi error message says about its cause. Pure.
 import type { InfraReason } from "../receipt.js";
+import { anyOf, firstMatch, NODE_NETWORK_FAILURE, type TextRule } from "../sdk/classify.js";
 
-const NETWORK_TEXT =
-  /connection error|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|fetch failed|socket hang up|getaddrinfo/i;
+/**
+ * Failures as Pi's Anthropic client words them (`401 …`, `Connection error.`), in order of
+ * priority. Pi reports only text, so statuses are read from it too.
+ */
+const TEXT_RULES: readonly TextRule<InfraReason>[] = [
+  {
+    pattern: /no api key|authentication_error|invalid x-api-key|invalid api key|\b401\b|\b403\b/i,
+    result: "auth_missing",
+  },
+  { pattern: anyOf(NODE_NETWORK_FAILURE, /connection error/i), result: "network_unreachable" },
+  { pattern: /credit balance|billing|quota|\b402\b/i, result: "quota_exhausted" },
+  { pattern: /rate.?limit|\b429\b|overloaded|\b529\b/i, result: "rate_limited" },
+  { pattern: /not_found_error|model.*not found|\b404\b/i, result: "config_invalid" },
+  { pattern: /\b5\d\d\b|internal server error|api_error/i, result: "network_unreachable" },
+];
 
 /** The infrastructure cause named by a Pi error message, or null when the failure is the agent's. */
 export function piInfraReason(text: string): InfraReason | null {
-  if (
-    /no api key|authentication_error|invalid x-api-key|invalid api key|\b401\b|\b403\b/i.test(text)
-  ) {
-    return "auth_missing";
-  }
-  if (NETWORK_TEXT.test(text)) return "network_unreachable";
-  if (/credit balance|billing|quota|\b402\b/i.test(text)) return "quota_exhausted";
-  if (/rate.?limit|\b429\b|overloaded|\b529\b/i.test(text)) return "rate_limited";
-  if (/not_found_error|model.*not found|\b404\b/i.test(text)) return "config_invalid";
-  if (/\b5\d\d\b|internal server error|api_error/i.test(text)) return "network_unreachable";
-  return null;
+  return firstMatch(text, TEXT_RULES);
 }

@@ -2,12 +2,16 @@ import { join } from "node:path";
 import type { AgentSessionEvent } from "@mariozechner/pi-coding-agent";
 import type { InfraReason, ReceiptStatus, RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
+import { errorMessage, stoppedOutcome } from "../sdk/classify.js";
 import {
   addTokens,
+  collectSecretValues,
   isolatedHome,
-  loadOptionalSdk,
+  loadHostSdk,
+  policyRootMismatch,
   ReceiptBuilder,
   runDeadline,
+  type SdkSource,
 } from "../sdk/common.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { piInfraReason } from "./classify.js";
@@ -27,21 +31,13 @@ export const PI_HOST_VARIABLES = [
 export const PI_SYSTEM_PROMPT =
   "You are answering a question about a software repository. You have no tools: you cannot read files, run commands or change anything. Answer from the information in the user's message only, and say so when it is not enough.";
 
-export interface PiExecutorOptions {
-  /** The SDK module; loaded lazily from the optional peer dependency when absent. */
-  sdk?: PiSdk;
-  /** How the SDK is loaded when `sdk` is absent (default: import the optional peer dependency). */
-  loadSdk?: () => Promise<PiSdk>;
+export interface PiExecutorOptions extends SdkSource<PiSdk> {
   /** Where the credential and endpoint variables are read from (default: `process.env`). */
   env?: NodeJS.ProcessEnv;
   /** How long to wait for Pi to wind down after an abort (default 5 s). */
   abortGraceMs?: number;
   /** Extra strings to mask in the receipt. */
   secretValues?: readonly string[];
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** The text of an assistant message's text blocks. */
@@ -78,13 +74,11 @@ export class PiExecutor implements Executor {
     const source = this.options.env ?? process.env;
     const used = PI_HOST_VARIABLES.filter((name) => Boolean(source[name]));
     const picked = Object.fromEntries(used.map((name) => [name, source[name]]));
-    const secretValues = [
-      ...new Set([
-        ...secretValuesFromEnv(source),
-        ...secretValuesFromEnv(picked),
-        ...(this.options.secretValues ?? []),
-      ]),
-    ].sort((a, b) => b.length - a.length);
+    const secretValues = collectSecretValues(
+      secretValuesFromEnv(source),
+      secretValuesFromEnv(picked),
+      this.options.secretValues ?? [],
+    );
     const builder = new ReceiptBuilder({
       host: "pi",
       kind: "pi-coding-agent-sdk",
@@ -96,18 +90,10 @@ export class PiExecutor implements Executor {
       secretValues,
     });
     const finish = (status: ReceiptStatus, infraReason?: InfraReason, error?: string) =>
-      builder.finish(status, {
-        ...(infraReason ? { infraReason } : {}),
-        ...(error === undefined ? {} : { error }),
-      });
+      builder.finishWith({ status, infraReason, error });
 
-    if (input.policy.config.trialRoot !== input.cwd) {
-      return finish(
-        "infra_error",
-        "config_invalid",
-        "the policy was created for a different trial root than the run's cwd",
-      );
-    }
+    const rootMismatch = policyRootMismatch(input);
+    if (rootMismatch !== null) return finish("infra_error", "config_invalid", rootMismatch);
     const parsed = parsePiModel(input.runtime.model);
     if (!parsed.ok) return finish("infra_error", "config_invalid", parsed.error);
     const credential = resolveCredential(source);
@@ -121,14 +107,9 @@ export class PiExecutor implements Executor {
     if (input.signal?.aborted)
       return finish("aborted", undefined, "aborted before the agent started");
 
-    let sdk: PiSdk;
-    try {
-      sdk =
-        this.options.sdk ??
-        (await (this.options.loadSdk ?? (() => loadOptionalSdk<PiSdk>(PI_PACKAGE)))());
-    } catch (error) {
-      return finish("infra_error", "runtime_missing", errorMessage(error));
-    }
+    const loaded = await loadHostSdk(this.options, PI_PACKAGE);
+    if (!loaded.ok) return finish("infra_error", "runtime_missing", loaded.error);
+    const sdk = loaded.sdk;
     builder.agentVersion = typeof sdk.VERSION === "string" ? sdk.VERSION : null;
     builder.event("harness_note", {
       text: `answer-only: no tools are given to Pi (noTools "all"); requested tools ${JSON.stringify(input.runtime.tools)} are advisory`,
@@ -251,15 +232,7 @@ export class PiExecutor implements Executor {
     const ending = last as LastAssistant | null;
     if (ending) builder.finalText = ending.stopReason === "stop" ? ending.text : "";
     if (ending?.stopReason === "stop") return finish("completed");
-    if (stopped) {
-      return finish(
-        stopped,
-        undefined,
-        stopped === "timeout"
-          ? `the agent did not finish within ${input.timeoutMs} ms`
-          : "the run was aborted",
-      );
-    }
+    if (stopped) return builder.finishWith(stoppedOutcome(stopped, input.timeoutMs));
     if (thrown !== null) {
       const message = errorMessage((thrown as { error: unknown }).error);
       const reason = piInfraReason(message);

@@ -2,20 +2,20 @@
 // class name, the result's subtype and terminal reason, the assistant message's error code, the
 // HTTP status of API retries, and only then the wording of errors and the CLI's stderr. Pure.
 import type { SDKAssistantMessageError, SDKResultMessage } from "@qoder-ai/qoder-agent-sdk";
-import type { InfraReason, ReceiptStatus } from "../receipt.js";
-
-export interface QoderOutcome {
-  status: ReceiptStatus;
-  infraReason?: InfraReason;
-  error?: string;
-}
+import type { InfraReason } from "../receipt.js";
+import {
+  anyOf,
+  errorMessage,
+  firstMatch,
+  infraReasonFromHttpStatus,
+  NODE_NETWORK_FAILURE,
+  type RunOutcome,
+  type TextRule,
+} from "../sdk/classify.js";
+import { type AssistantErrorEvidence, stoppedAtLimit } from "../sdk/claude-like.js";
 
 /** What the run showed besides the result or the thrown error. */
-export interface QoderEvidence {
-  /** `error` of the last assistant message that carried one. */
-  assistantError?: SDKAssistantMessageError | string | null;
-  /** Text of that assistant message. */
-  assistantText?: string;
+export interface QoderEvidence extends AssistantErrorEvidence {
   /** `error` and `error_status` of the last `system:api_retry`. */
   retryError?: string | null;
   retryStatus?: number | null;
@@ -52,33 +52,33 @@ const ASSISTANT_ERROR_REASONS: Record<SDKAssistantMessageError, InfraReason | nu
   max_output_tokens: null,
 };
 
-/** Network failures as Node and qodercli word them (`NetworkAttemptError: Network attempt failed at dns`). */
-const NETWORK_TEXT =
-  /NetworkAttemptError|network attempt failed|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|getaddrinfo|socket hang up|fetch failed|network error|connection refused/i;
-const AUTH_TEXT =
-  /no qodercli login found|qodercli login|not logged in|unauthori[sz]ed|\b401\b|invalid (?:personal )?access token|invalid token|token (?:has )?expired|authentication (?:failed|required)|auth_required|auth_error|login required/i;
-const QUOTA_TEXT =
-  /quota|insufficient (?:credits?|balance)|credits? (?:exhausted|exceeded|insufficient)|out of credits|billing|\b402\b/i;
-const RATE_TEXT = /rate.?limit|too many requests|\b429\b/i;
+/** Failures as Qoder words them, in order of priority. */
+const TEXT_RULES: readonly TextRule<InfraReason>[] = [
+  {
+    // qodercli: `NetworkAttemptError: Network attempt failed at dns`.
+    pattern: anyOf(
+      NODE_NETWORK_FAILURE,
+      /NetworkAttemptError|network attempt failed|network error|connection refused/i,
+    ),
+    result: "network_unreachable",
+  },
+  {
+    pattern:
+      /no qodercli login found|qodercli login|not logged in|unauthori[sz]ed|\b401\b|invalid (?:personal )?access token|invalid token|token (?:has )?expired|authentication (?:failed|required)|auth_required|auth_error|login required/i,
+    result: "auth_missing",
+  },
+  {
+    pattern:
+      /quota|insufficient (?:credits?|balance)|credits? (?:exhausted|exceeded|insufficient)|out of credits|billing|\b402\b/i,
+    result: "quota_exhausted",
+  },
+  { pattern: /rate.?limit|too many requests|\b429\b/i, result: "rate_limited" },
+];
 const RUNTIME_MISSING_TEXT = /runtime not found|cannot find (?:the )?qoder|not installed/i;
 
 /** An infrastructure cause named only in text, or null. */
-export function infraReasonFromText(text: string): InfraReason | null {
-  if (NETWORK_TEXT.test(text)) return "network_unreachable";
-  if (AUTH_TEXT.test(text)) return "auth_missing";
-  if (QUOTA_TEXT.test(text)) return "quota_exhausted";
-  if (RATE_TEXT.test(text)) return "rate_limited";
-  return null;
-}
-
-/** An infrastructure cause from an HTTP status of the model service, or null. */
-export function infraReasonFromStatus(status: number | null | undefined): InfraReason | null {
-  if (status === null || status === undefined) return null;
-  if (status === 401 || status === 403) return "auth_missing";
-  if (status === 402) return "quota_exhausted";
-  if (status === 429) return "rate_limited";
-  if (status >= 500) return "network_unreachable";
-  return null;
+function infraReasonFromText(text: string): InfraReason | null {
+  return firstMatch(text, TEXT_RULES);
 }
 
 function field(error: unknown, name: string): unknown {
@@ -94,11 +94,6 @@ function text(value: unknown): string {
   return typeof value === "string" ? value : "";
 }
 
-export function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === "string" ? error : String(error);
-}
-
 /** The infrastructure cause of a failed run from its side evidence, or null. */
 function fromEvidence(evidence: QoderEvidence, extraText: string): InfraReason | null {
   const code = evidence.assistantError;
@@ -111,7 +106,7 @@ function fromEvidence(evidence: QoderEvidence, extraText: string): InfraReason |
     const direct = ASSISTANT_ERROR_REASONS[retry as SDKAssistantMessageError];
     if (direct) return direct;
   }
-  const fromStatus = infraReasonFromStatus(evidence.retryStatus);
+  const fromStatus = infraReasonFromHttpStatus(evidence.retryStatus);
   if (fromStatus) return fromStatus;
   // The error's own words outrank the CLI's stderr, which also logs retries and side requests.
   const fromText =
@@ -143,14 +138,14 @@ export function outcomeFromThrown(
   error: unknown,
   sawInit: boolean,
   evidence: QoderEvidence,
-): QoderOutcome {
+): RunOutcome {
   const message = errorMessage(error);
   const code = text(field(error, "code"));
   const name = text(field(error, "name"));
   const errorStderr = text(field(error, "stderr"));
   const detail = [message, errorStderr, evidence.stderr ?? ""].join("\n");
   const stderr = `${evidence.stderr ?? ""}\n${errorStderr}`;
-  const infra = (infraReason: InfraReason): QoderOutcome => ({
+  const infra = (infraReason: InfraReason): RunOutcome => ({
     status: "infra_error",
     infraReason,
     error: message,
@@ -180,18 +175,12 @@ export function outcomeFromThrown(
   return { status: "agent_error", error: `the Qoder SDK threw: ${message}` };
 }
 
-const LIMIT_SUBTYPES = new Set(["error_max_turns", "error_max_budget_usd"]);
-const LIMIT_TERMINAL_REASONS = new Set(["max_turns", "budget_exhausted", "prompt_too_long"]);
-
 /** What the result message says about the run. */
-export function outcomeFromResult(result: SDKResultMessage, evidence: QoderEvidence): QoderOutcome {
+export function outcomeFromResult(result: SDKResultMessage, evidence: QoderEvidence): RunOutcome {
   const errors = result.subtype === "success" ? [] : (result.errors ?? []);
   const resultText = result.subtype === "success" ? result.result : errors.join("\n");
   if (result.subtype === "success" && !result.is_error) return { status: "completed" };
-  if (
-    LIMIT_SUBTYPES.has(result.subtype) ||
-    LIMIT_TERMINAL_REASONS.has(result.terminal_reason ?? "")
-  ) {
+  if (stoppedAtLimit(result)) {
     return {
       status: "limit_reached",
       error: `the run stopped at a limit (${result.terminal_reason ?? result.subtype})${resultText ? `: ${resultText}` : ""}`,

@@ -1,4 +1,4 @@
-import { access, mkdir } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import type {
@@ -10,22 +10,33 @@ import type {
 import type { RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
 import {
-  addTokens,
+  protocolMismatch,
+  type RunOutcome,
+  type StopCause,
+  stoppedOutcome,
+} from "../sdk/classify.js";
+import {
+  addMessageUsage,
+  ClaudeLikeRun,
+  consumeQuery,
+  stderrRecorder,
+} from "../sdk/claude-like.js";
+import { tracePermissionDecisions } from "../sdk/claude-like-permissions.js";
+import {
   buildAgentEnv,
+  collectSecretValues,
   isolatedHome,
-  loadOptionalSdk,
+  isRecord,
+  loadHostSdk,
+  policyRootMismatch,
+  promptWithPreamble,
   ReceiptBuilder,
   runDeadline,
+  scratchTmpDir,
 } from "../sdk/common.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { resolveQoderAuth } from "./auth.js";
-import {
-  errorMessage,
-  outcomeFromResult,
-  outcomeFromThrown,
-  type QoderEvidence,
-  type QoderOutcome,
-} from "./classify.js";
+import { outcomeFromResult, outcomeFromThrown, type QoderEvidence } from "./classify.js";
 import {
   QODER_CLI_ENTRY,
   QODER_CLI_PACKAGE,
@@ -33,7 +44,6 @@ import {
   QODER_SDK_PACKAGE,
   type QoderExecutorOptions,
   type QoderProfile,
-  type QoderSdk,
 } from "./contract.js";
 import {
   buildQueryOptions,
@@ -41,26 +51,20 @@ import {
   describeOptions,
   isQoderProfile,
   profileTools,
-  promptWithPreamble,
   QODER_HOST_VARIABLES,
   QODER_PERMISSION_MODES,
   qoderEnvOverrides,
 } from "./options.js";
 import { createQoderPermissionGate } from "./permissions.js";
 
-const KNOWN_RESULT_SUBTYPES = new Set([
+const RESULT_SUBTYPES = new Set([
   "success",
   "error_during_execution",
   "error_max_turns",
   "error_max_budget_usd",
 ]);
-const STDERR_EVENT_LIMIT = 200;
 /** Enough of the CLI's stderr to classify a crash by; the trace keeps the events themselves. */
 const STDERR_TAIL_CHARS = 64 * 1024;
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 /** The installed Qoder CLI entry and its version, or null when the package is not installed. */
 function locateQoderCli(): { path: string; version: string | null } | null {
@@ -81,43 +85,13 @@ function locateQoderCli(): { path: string; version: string | null } | null {
   return { path, version };
 }
 
-/** Resolves with the iterator's next item, or "abandoned" once `signal` has been aborted for `graceMs`. */
-function nextOrAbandon<T>(
-  iterator: AsyncIterator<T>,
-  signal: AbortSignal,
-  graceMs: number,
-): Promise<IteratorResult<T> | "abandoned"> {
-  return new Promise((resolve, reject) => {
-    let timer: NodeJS.Timeout | undefined;
-    const onAbort = () => {
-      timer = setTimeout(() => resolve("abandoned"), graceMs);
-    };
-    const settle = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-    iterator.next().then(
-      (item) => {
-        settle();
-        resolve(item);
-      },
-      (error: unknown) => {
-        settle();
-        reject(error);
-      },
-    );
-  });
-}
-
-/** What the message stream has shown so far. */
-class QoderRun {
-  sawInit = false;
-  result: SDKResultMessage | null = null;
+/**
+ * What the message stream has shown so far. Besides what Claude's stream also reports, Qoder's
+ * names its CLI version, retries with their error codes, bills credits, and repeats a split
+ * message's tool calls and usage, so calls and usage are counted per id.
+ */
+class QoderRun extends ClaudeLikeRun<SDKResultMessage> {
   evidence: QoderEvidence = {};
-  lastAssistantText = "";
-  protocolProblem: string | null = null;
   /** Tool calls the model made, by tool_use id. */
   readonly toolUseIds = new Set<string>();
   /** Tool calls the CLI reported a result for (they ran, or were refused). */
@@ -125,15 +99,13 @@ class QoderRun {
   /** Per assistant message id, its usage: the CLI repeats it on every part of a split message. */
   private readonly assistantUsage = new Map<string, Record<string, unknown>>();
 
-  constructor(private readonly builder: ReceiptBuilder) {}
+  constructor(builder: ReceiptBuilder) {
+    super(builder, { resultSubtypes: RESULT_SUBTYPES, thinkingTokens: false });
+  }
 
   handle(message: unknown): void {
-    if (!isRecord(message) || typeof message.type !== "string") {
-      this.protocolProblem ??= `the SDK yielded a message that is not an object with a type (${typeof message})`;
-      this.builder.event("unrecognized_message", { value: message });
-      return;
-    }
-    const typed = message as SDKMessage;
+    const typed = this.accept(message) as SDKMessage | null;
+    if (typed === null) return;
     const subtype = "subtype" in typed && typeof typed.subtype === "string" ? typed.subtype : null;
     this.builder.event(subtype === null ? typed.type : `${typed.type}:${subtype}`, typed);
     switch (typed.type) {
@@ -165,17 +137,7 @@ class QoderRun {
   }
 
   private onAssistant(message: SDKAssistantMessage): void {
-    const content = Array.isArray(message.message?.content) ? message.message.content : [];
-    const text = content
-      .map((block) => (block.type === "text" && typeof block.text === "string" ? block.text : ""))
-      .join("")
-      .trim();
-    if (message.error !== undefined) {
-      this.evidence.assistantError = message.error;
-      this.evidence.assistantText = text;
-    } else if (text !== "") {
-      this.lastAssistantText = text;
-    }
+    const content = this.takeAssistant(message, this.evidence);
     const model = message.message?.model;
     if (typeof model === "string" && model !== "" && message.isApiErrorMessage !== true) {
       this.builder.effectiveModels.add(model);
@@ -204,37 +166,14 @@ class QoderRun {
   }
 
   private onResult(result: SDKResultMessage): void {
-    if (!KNOWN_RESULT_SUBTYPES.has(result.subtype)) {
-      this.protocolProblem ??= `unknown result subtype ${JSON.stringify(result.subtype)}`;
-      return;
-    }
-    this.result = result;
+    if (!this.takeResult(result)) return;
     const builder = this.builder;
-    if (typeof result.session_id === "string") builder.sessionId ??= result.session_id;
-    if (typeof result.num_turns === "number") builder.turns = result.num_turns;
-    if (typeof result.duration_ms === "number") builder.agentMs = result.duration_ms;
-    if (typeof result.duration_api_ms === "number") builder.apiMs = result.duration_api_ms;
-
-    const perModel = isRecord(result.modelUsage) ? Object.entries(result.modelUsage) : [];
     let modelCredits: number | null = null;
-    for (const [model, usage] of perModel) {
-      builder.effectiveModels.add(model);
-      addTokens(builder.tokens, "uncachedInput", usage.inputTokens);
-      addTokens(builder.tokens, "cacheRead", usage.cacheReadInputTokens);
-      addTokens(builder.tokens, "cacheWrite", usage.cacheCreationInputTokens);
-      addTokens(builder.tokens, "output", usage.outputTokens);
+    for (const usage of isRecord(result.modelUsage) ? Object.values(result.modelUsage) : []) {
       if (typeof usage.credits === "number" && Number.isFinite(usage.credits)) {
         modelCredits = (modelCredits ?? 0) + usage.credits;
       }
     }
-    if (perModel.length === 0 && isRecord(result.usage)) {
-      const usage = result.usage;
-      addTokens(builder.tokens, "uncachedInput", usage.input_tokens);
-      addTokens(builder.tokens, "cacheRead", usage.cache_read_input_tokens);
-      addTokens(builder.tokens, "cacheWrite", usage.cache_creation_input_tokens);
-      addTokens(builder.tokens, "output", usage.output_tokens);
-    }
-
     // Qoder bills in credits; the session total is authoritative, the per-model sum a fallback.
     if (typeof result.total_credits === "number" && Number.isFinite(result.total_credits)) {
       builder.credits = result.total_credits;
@@ -246,19 +185,11 @@ class QoderRun {
     if (typeof usd === "number" && Number.isFinite(usd) && (usd > 0 || builder.credits === null)) {
       builder.costUsd = usd;
     }
-
-    if (result.subtype === "success" && !result.is_error) builder.finalText = result.result;
-    else builder.finalText = this.lastAssistantText;
   }
 
   /** Token counts from the assistant messages, for a run that ended without a result. */
   tokensFromAssistantMessages(): void {
-    for (const usage of this.assistantUsage.values()) {
-      addTokens(this.builder.tokens, "uncachedInput", usage.input_tokens);
-      addTokens(this.builder.tokens, "cacheRead", usage.cache_read_input_tokens);
-      addTokens(this.builder.tokens, "cacheWrite", usage.cache_creation_input_tokens);
-      addTokens(this.builder.tokens, "output", usage.output_tokens);
-    }
+    for (const usage of this.assistantUsage.values()) addMessageUsage(this.builder, usage);
     if (this.builder.finalText === "") this.builder.finalText = this.lastAssistantText;
   }
 }
@@ -285,8 +216,7 @@ export class QoderExecutor implements Executor {
     const auth = resolveQoderAuth(this.options.auth, source);
 
     const home = await isolatedHome(input.scratchDir, ".qoder");
-    const tmpDir = join(input.scratchDir, "tmp");
-    await mkdir(tmpDir, { recursive: true });
+    const tmpDir = await scratchTmpDir(input.scratchDir);
     const configDir =
       auth.ok && auth.kind === "qodercli-login" && this.options.qodercliConfigDir !== undefined
         ? this.options.qodercliConfigDir
@@ -296,14 +226,12 @@ export class QoderExecutor implements Executor {
       { ...qoderEnvOverrides(home, configDir, tmpDir), ...this.options.extraEnv },
       source,
     );
-    const secretValues = [
-      ...new Set([
-        ...secretValuesFromEnv(source),
-        ...secretValuesFromEnv(env),
-        ...(auth.ok ? auth.secrets : []),
-        ...(this.options.secretValues ?? []),
-      ]),
-    ].sort((a, b) => b.length - a.length);
+    const secretValues = collectSecretValues(
+      secretValuesFromEnv(source),
+      secretValuesFromEnv(env),
+      auth.ok ? auth.secrets : [],
+      this.options.secretValues ?? [],
+    );
     const cli =
       this.options.pathToQoderCLIExecutable === undefined
         ? locateQoderCli()
@@ -328,9 +256,8 @@ export class QoderExecutor implements Executor {
     const configInvalid = (error: string) =>
       builder.finish("infra_error", { infraReason: "config_invalid", error });
 
-    if (input.policy.config.trialRoot !== input.cwd) {
-      return configInvalid("the policy was created for a different trial root than the run's cwd");
-    }
+    const rootMismatch = policyRootMismatch(input);
+    if (rootMismatch !== null) return configInvalid(rootMismatch);
     if (profile === null) {
       return configInvalid(
         `runtime profile ${JSON.stringify(requestedProfile)} is not a qoder profile (${QODER_PROFILES.join(", ")})`,
@@ -369,33 +296,15 @@ export class QoderExecutor implements Executor {
       });
     }
 
-    let sdk: QoderSdk;
-    try {
-      sdk =
-        this.options.sdk ??
-        (await (this.options.loadSdk ?? (() => loadOptionalSdk<QoderSdk>(QODER_SDK_PACKAGE)))());
-    } catch (error) {
-      return builder.finish("infra_error", {
-        infraReason: "runtime_missing",
-        error: errorMessage(error),
-      });
+    const loaded = await loadHostSdk(this.options, QODER_SDK_PACKAGE);
+    if (!loaded.ok) {
+      return builder.finish("infra_error", { infraReason: "runtime_missing", error: loaded.error });
     }
+    const sdk = loaded.sdk;
 
     const deadline = runDeadline(input);
-    const gate = createQoderPermissionGate(input.policy, (event) =>
-      builder.event("harness_permission", {
-        via: event.via,
-        tool: event.toolName,
-        toolUseId: event.toolUseId,
-        seq: event.decision.seq,
-        decision: event.decision.decision,
-        rule: event.decision.rule,
-        reason: event.decision.reason,
-        reused: event.reused,
-      }),
-    );
-    let stderrEvents = 0;
-    let stderrTail = "";
+    const gate = createQoderPermissionGate(input.policy, tracePermissionDecisions(builder));
+    const stderr = stderrRecorder(builder, STDERR_TAIL_CHARS);
     const options = buildQueryOptions({
       input,
       profile,
@@ -405,55 +314,19 @@ export class QoderExecutor implements Executor {
       pathToQoderCLIExecutable: cli.path,
       abortController: deadline.controller,
       gate,
-      stderr: (data) => {
-        // The SDK hands stderr over line by line, without the line breaks.
-        stderrTail = `${stderrTail}${data}${data.endsWith("\n") ? "" : "\n"}`.slice(
-          -STDERR_TAIL_CHARS,
-        );
-        stderrEvents += 1;
-        if (stderrEvents <= STDERR_EVENT_LIMIT) builder.event("stderr", { text: data });
-      },
+      stderr: stderr.write,
       ...(this.options.proxy === undefined ? {} : { proxy: this.options.proxy }),
     });
     builder.event("harness_options", describeOptions(options, profile, auth.kind));
 
     const state = new QoderRun(builder);
-    let thrown: { error: unknown } | null = null;
-    let abandoned = false;
-    let iterator: AsyncIterator<unknown> | undefined;
-    try {
-      const stream = sdk.query({
-        prompt: promptWithPreamble(input.prompt, input.preamble),
-        options,
-      });
-      iterator = stream[Symbol.asyncIterator]();
-      for (;;) {
-        const next = await nextOrAbandon(
-          iterator,
-          deadline.controller.signal,
-          this.options.abortGraceMs ?? 10_000,
-        );
-        if (next === "abandoned") {
-          abandoned = true;
-          break;
-        }
-        if (next.done) break;
-        state.handle(next.value);
-      }
-    } catch (error) {
-      thrown = { error };
-    } finally {
-      deadline.dispose();
-    }
-    if (abandoned) {
-      builder.event("harness_abandoned", {
-        reason: "the SDK did not stop within the grace period after the abort",
-      });
-      iterator?.return?.().catch(() => {});
-    }
-    if (thrown && state.result) {
-      builder.event("sdk_error_after_result", { message: errorMessage(thrown.error) });
-    }
+    const thrown = await consumeQuery({
+      query: () => sdk.query({ prompt: promptWithPreamble(input.prompt, input.preamble), options }),
+      run: state,
+      deadline,
+      abortGraceMs: this.options.abortGraceMs ?? 10_000,
+      builder,
+    });
     if (state.result === null) state.tokensFromAssistantMessages();
     // Every call the CLI answered must have been put to the policy; one that was not ran unchecked.
     const decided = gate.decidedToolUseIds();
@@ -463,43 +336,25 @@ export class QoderExecutor implements Executor {
       }
     }
 
-    state.evidence.stderr = stderrTail;
-    const outcome = this.outcome(state, thrown, deadline.why(), input.timeoutMs);
-    return builder.finish(outcome.status, {
-      ...(outcome.infraReason ? { infraReason: outcome.infraReason } : {}),
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
-    });
+    state.evidence.stderr = stderr.tail();
+    return builder.finishWith(this.outcome(state, thrown, deadline.why(), input.timeoutMs));
   }
 
   private outcome(
     state: QoderRun,
     thrown: { error: unknown } | null,
-    stopped: "timeout" | "aborted" | null,
+    stopped: StopCause | null,
     timeoutMs: number,
-  ): QoderOutcome {
-    const stoppedOutcome = (): QoderOutcome =>
-      stopped === "timeout"
-        ? { status: "timeout", error: `the agent did not finish within ${timeoutMs} ms` }
-        : { status: "aborted", error: "the run was aborted" };
+  ): RunOutcome {
     if (state.result) {
       const outcome = outcomeFromResult(state.result, state.evidence);
       // A result the abort itself produced says less than the abort.
-      if (stopped && outcome.status !== "completed") return stoppedOutcome();
+      if (stopped && outcome.status !== "completed") return stoppedOutcome(stopped, timeoutMs);
       return outcome;
     }
-    if (stopped) return stoppedOutcome();
+    if (stopped) return stoppedOutcome(stopped, timeoutMs);
     if (thrown) return outcomeFromThrown(thrown.error, state.sawInit, state.evidence);
-    if (state.protocolProblem) {
-      return {
-        status: "infra_error",
-        infraReason: "protocol_mismatch",
-        error: state.protocolProblem,
-      };
-    }
-    return {
-      status: "infra_error",
-      infraReason: "protocol_mismatch",
-      error: "the SDK's message stream ended without a result message",
-    };
+    if (state.protocolProblem) return protocolMismatch(state.protocolProblem);
+    return protocolMismatch("the SDK's message stream ended without a result message");
   }
 }

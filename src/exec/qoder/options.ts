@@ -2,6 +2,7 @@
 // environment are passed in, so tests can compare the whole options object.
 import { join } from "node:path";
 import type { HookCallbackMatcher, Options } from "@qoder-ai/qoder-agent-sdk";
+import { QUIET_NPM_ENV } from "../sdk/common.js";
 import type { ExecutorRunInput } from "../types.js";
 import { QODER_PROFILES, type QoderProfile, type QoderSdkAuthObject } from "./contract.js";
 import type { QoderPermissionGate } from "./permissions.js";
@@ -61,18 +62,8 @@ export function qoderEnvOverrides(
     TMPDIR: tmpDir,
     OTEL_SDK_DISABLED: "true",
     DO_NOT_TRACK: "1",
-    NO_UPDATE_NOTIFIER: "1",
-    npm_config_update_notifier: "false",
-    npm_config_fund: "false",
-    npm_config_audit: "false",
+    ...QUIET_NPM_ENV,
   };
-}
-
-/** The prompt the agent receives: the run preamble first, unless the runner already put it there. */
-export function promptWithPreamble(prompt: string, preamble: string): string {
-  const head = preamble.trimEnd();
-  if (head.trim() === "" || prompt.startsWith(head)) return prompt;
-  return `${head}\n\n---\n\n${prompt}`;
 }
 
 export interface QoderQueryInput {

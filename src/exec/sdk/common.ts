@@ -1,6 +1,6 @@
 // What every SDK-backed executor shares: lazy loading of an optional SDK, the environment
-// allowlist, the isolated home, deadlines, and a receipt builder. Each host adapter maps its
-// SDK's options and messages onto these.
+// allowlist, the isolated home, the prompt, deadlines, and a receipt builder. Each host adapter
+// maps its SDK's options and messages onto these.
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
@@ -15,6 +15,7 @@ import {
 } from "../receipt.js";
 import { redact, redactText } from "../redact.js";
 import type { ExecutorRunInput, HostId } from "../types.js";
+import { errorMessage, type RunOutcome, type StopCause } from "./classify.js";
 
 /** Thrown when an optional SDK is not installed; the executor turns it into `infra_error`. */
 export class SdkMissingError extends Error {
@@ -105,6 +106,25 @@ export function buildAgentEnv(
   return { ...env, ...overrides };
 }
 
+/**
+ * Switches that keep npm quiet and offline for the commands an agent runs (validation commands
+ * often call npm; it must not look for updates, funding or audits on the network).
+ */
+export const QUIET_NPM_ENV: Readonly<Record<string, string>> = {
+  NO_UPDATE_NOTIFIER: "1",
+  npm_config_update_notifier: "false",
+  npm_config_fund: "false",
+  npm_config_audit: "false",
+};
+
+/**
+ * The strings a receipt masks, each once, longest first so that a secret containing another is
+ * masked whole rather than around the shorter one.
+ */
+export function collectSecretValues(...lists: readonly (readonly string[])[]): string[] {
+  return [...new Set(lists.flat())].sort((a, b) => b.length - a.length);
+}
+
 /** Creates `<scratch>/home` (and its config dirs) for a run that must not see the user's settings. */
 export async function isolatedHome(scratchDir: string, ...subdirs: string[]): Promise<string> {
   const home = join(scratchDir, "home");
@@ -113,14 +133,68 @@ export async function isolatedHome(scratchDir: string, ...subdirs: string[]): Pr
   return home;
 }
 
-/** Aborts when the run's own deadline passes or the caller's signal fires; says which. */
-export function runDeadline(input: Pick<ExecutorRunInput, "timeoutMs" | "signal">): {
+/** Creates `<scratch>/tmp`, the run's TMPDIR, so temporary files stay out of the shared one. */
+export async function scratchTmpDir(scratchDir: string): Promise<string> {
+  const tmpDir = join(scratchDir, "tmp");
+  await mkdir(tmpDir, { recursive: true });
+  return tmpDir;
+}
+
+/**
+ * Why a run cannot start when its policy was built for another trial root, or null. Every path
+ * check of the policy is relative to that root, so a mismatch would judge the wrong files.
+ */
+export function policyRootMismatch(input: Pick<ExecutorRunInput, "policy" | "cwd">): string | null {
+  return input.policy.config.trialRoot === input.cwd
+    ? null
+    : "the policy was created for a different trial root than the run's cwd";
+}
+
+/**
+ * The task text an agent receives. The runner already puts the composition's preamble at the top
+ * of the prompt (what prompt.txt records); a caller that passes the preamble separately gets it
+ * prepended the same way, never twice.
+ */
+export function promptWithPreamble(prompt: string, preamble: string): string {
+  const head = preamble.trimEnd();
+  if (head.trim() === "" || prompt.startsWith(head)) return prompt;
+  return `${head}\n\n---\n\n${prompt}`;
+}
+
+/** An executor's `sdk`/`loadSdk` options, as the SDK-backed hosts with a single module take them. */
+export interface SdkSource<T> {
+  /** The SDK module; loaded lazily from the optional peer dependency when absent. */
+  sdk?: T;
+  /** How the SDK is loaded when `sdk` is absent (default: import the optional peer dependency). */
+  loadSdk?: () => Promise<T>;
+}
+
+/**
+ * The host's SDK module: the one given, else the loader's, else the optional peer dependency.
+ * A failure is a value so the executor can end the run as `runtime_missing`.
+ */
+export async function loadHostSdk<T>(
+  source: SdkSource<T>,
+  packageName: string,
+): Promise<{ ok: true; sdk: T } | { ok: false; error: string }> {
+  try {
+    const sdk = source.sdk ?? (await (source.loadSdk ?? (() => loadOptionalSdk<T>(packageName)))());
+    return { ok: true, sdk };
+  } catch (error) {
+    return { ok: false, error: errorMessage(error) };
+  }
+}
+
+export interface RunDeadline {
   controller: AbortController;
-  why: () => "timeout" | "aborted" | null;
+  why: () => StopCause | null;
   dispose: () => void;
-} {
+}
+
+/** Aborts when the run's own deadline passes or the caller's signal fires; says which. */
+export function runDeadline(input: Pick<ExecutorRunInput, "timeoutMs" | "signal">): RunDeadline {
   const controller = new AbortController();
-  let reason: "timeout" | "aborted" | null = null;
+  let reason: StopCause | null = null;
   // setTimeout fires at once for delays above 2^31-1 ms.
   const timer = setTimeout(
     () => {
@@ -143,6 +217,10 @@ export function runDeadline(input: Pick<ExecutorRunInput, "timeoutMs" | "signal"
       input.signal?.removeEventListener("abort", onAbort);
     },
   };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 export function emptyTokens(): TokenUsage {
@@ -196,6 +274,14 @@ export class ReceiptBuilder {
         ? redacted
         : { value: redacted };
     this.trace.push({ ...(body as Record<string, unknown>), type });
+  }
+
+  /** The receipt for an outcome a host's classification produced. */
+  finishWith(outcome: RunOutcome): RuntimeReceipt {
+    return this.finish(outcome.status, {
+      ...(outcome.infraReason ? { infraReason: outcome.infraReason } : {}),
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    });
   }
 
   finish(
