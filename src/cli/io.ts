@@ -1,3 +1,5 @@
+import { InvalidInputError } from "../shared/index.js";
+
 /** Where a command writes. Tests pass buffers; the bin passes the process streams. */
 export interface CliIO {
   stdout: (text: string) => void;
@@ -25,4 +27,14 @@ export class UsageError extends Error {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/**
+ * With --json, stdout must hold exactly one JSON document even when the command fails,
+ * so a script can always parse it: `{ok: false, error: {exitCode, message, file?, problems}}`.
+ */
+export function jsonErrorDocument(exitCode: number, message: string, error?: unknown): string {
+  const problems = error instanceof InvalidInputError ? error.problems : [];
+  const file = error instanceof InvalidInputError ? error.source : undefined;
+  return `${JSON.stringify({ ok: false, error: { exitCode, message, ...(file ? { file } : {}), problems } }, null, 2)}\n`;
 }

@@ -5,7 +5,7 @@ import { registerCompareCommands } from "./commands/compare.js";
 import { registerCompileCommands } from "./commands/compile.js";
 import { registerReportCommand } from "./commands/report.js";
 import { registerScoreCommand } from "./commands/score.js";
-import { type CliIO, EXIT, processIO, UsageError } from "./io.js";
+import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io.js";
 
 const packageJson = createRequire(import.meta.url)("../../package.json") as { version: string };
 
@@ -46,11 +46,27 @@ function applyCommonBehaviour(command: Command, io: CliIO): void {
 }
 
 /** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
+/** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
+
+/** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
 export async function runCli(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
   let exitCode: number = EXIT.ok;
-  const program = buildProgram(io, (code) => {
+  let stdoutWritten = false;
+  const tracked: CliIO = {
+    ...io,
+    stdout: (text) => {
+      stdoutWritten = true;
+      io.stdout(text);
+    },
+  };
+  const wantsJson = argv.includes("--json");
+  const program = buildProgram(tracked, (code) => {
     exitCode = code;
   });
+  const fail = (code: number, message: string, error?: unknown): number => {
+    if (wantsJson && !stdoutWritten) io.stdout(jsonErrorDocument(code, message, error));
+    return code;
+  };
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;
@@ -62,16 +78,19 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO()): 
         error.code === "commander.help"
       )
         return EXIT.ok;
-      // Commander already printed its message.
-      return EXIT.usage;
+      // Commander already printed its message to stderr.
+      return fail(EXIT.usage, error.message.replace(/^error: /, ""));
     }
     if (error instanceof UsageError || error instanceof InvalidInputError) {
       io.stderr(`harness: ${error.message}\n`);
-      return EXIT.usage;
+      return fail(EXIT.usage, error.message, error);
     }
     io.stderr(
       `harness: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
     );
-    return EXIT.fail;
+    return fail(
+      EXIT.fail,
+      `unexpected error: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

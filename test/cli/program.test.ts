@@ -14,3 +14,22 @@ describe("harness CLI", () => {
     expect(run.stderr).toContain("unknown command 'frobnicate'");
   });
 });
+
+describe("--json on failure", () => {
+  it("still prints exactly one JSON document on stdout, naming the problem", async () => {
+    for (const argv of [
+      ["compile", "does-not-exist.harness", "--json"],
+      ["compare", "run", "does-not-exist.json", "--out", "x", "--json"],
+      ["compare", "regrade", "does-not-exist", "--json"],
+      ["compare", "run", "--json"],
+    ]) {
+      const run = await runHarness(argv);
+      expect(run.exitCode, argv.join(" ")).toBe(2);
+      const document = JSON.parse(run.stdout);
+      expect(document.ok).toBe(false);
+      expect(document.error.exitCode).toBe(2);
+      expect(document.error.message.length).toBeGreaterThan(0);
+      expect(run.stderr.length).toBeGreaterThan(0);
+    }
+  });
+});

@@ -206,7 +206,14 @@ describe("harness score usage and input errors (exit 2)", () => {
       dir,
     );
     expect(run.exitCode).toBe(2);
-    expect(run.stdout).toBe("");
+    // With --json, stdout is still exactly one JSON document: the error.
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      ok: false,
+      error: {
+        exitCode: 2,
+        message: expect.stringContaining("actual.json: issues[3].labels[1]: expected string"),
+      },
+    });
     expect(run.stderr).toContain(
       "harness score: actual.json: issues[3].labels[1]: expected string\n",
     );

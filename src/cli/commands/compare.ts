@@ -1,7 +1,6 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import {
-  ExperimentInputError,
   loadHarnessCatalog,
   loadManifest,
   regradeRun,
@@ -10,7 +9,7 @@ import {
 } from "../../compare/index.js";
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
-import { formatProblems } from "../../shared/index.js";
+import { InvalidInputError } from "../../shared/index.js";
 import { type CliIO, EXIT, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 import { createProgressReporter } from "../progress.js";
@@ -128,12 +127,12 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     ...(options.trials === undefined ? {} : { trialsOverride: options.trials }),
     loadCatalog: loadHarnessCatalog,
   });
-  if (!loaded.ok) {
-    io.stderr(
-      `harness compare run: ${manifestArg}: ${loaded.problems.length} problem(s)\n${formatProblems(loaded.problems, 50)}\n`,
+  if (!loaded.ok)
+    throw new InvalidInputError(
+      manifestArg,
+      loaded.problems,
+      `${loaded.problems.length} problem(s)`,
     );
-    return EXIT.usage;
-  }
   for (const warning of loaded.warnings)
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
   const controller = new AbortController();
@@ -163,14 +162,8 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     if (options.json) io.stdout(`${JSON.stringify(verdict, null, 2)}\n`);
     else io.stdout(`${renderTerminalSummary(verdict, outDir)}\n`);
     return exitForStatus(verdict.status);
-  } catch (error) {
-    progress.finish();
-    if (error instanceof ExperimentInputError) {
-      io.stderr(`harness compare run: ${error.message}\n`);
-      return EXIT.usage;
-    }
-    throw error;
   } finally {
+    progress.finish();
     process.off("SIGINT", onSigint);
   }
 }

@@ -17,7 +17,7 @@ import {
   readTextFile,
   type Validated,
 } from "../../shared/index.js";
-import { type CliIO, EXIT } from "../io.js";
+import { type CliIO, EXIT, jsonErrorDocument } from "../io.js";
 import type { SetExitCode } from "../main.js";
 
 interface ScoreOptions {
@@ -64,6 +64,7 @@ async function runScore(options: ScoreOptions, io: CliIO): Promise<number> {
   } catch (error) {
     if (!(error instanceof ScoreInputError)) throw error;
     for (const line of error.lines) io.stderr(`harness score: ${line}\n`);
+    if (options.json) io.stdout(jsonErrorDocument(EXIT.usage, error.lines.join("\n")));
     return EXIT.usage;
   }
 }
