@@ -23,6 +23,7 @@ export const HARNESS_INFRA_REASONS = [
   "executor_threw",
   "executor_unresponsive",
   "run_aborted",
+  "harness_error",
 ] as const;
 export const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;
 export const trialInfraReasonSchema = z.enum(TRIAL_INFRA_REASONS);
@@ -55,6 +56,8 @@ export const trialMetricsSchema = z.strictObject({
   ),
   changedFiles: z.array(z.string()),
   patchBytes: z.int().min(0).nullable(),
+  /** True when a secret value or the trial path was masked inside patch.diff (it then no longer reproduces the trial exactly). */
+  patchRedacted: z.boolean().default(false),
   durationMs: z.number().min(0),
   agentWallTimeMs: z.number().min(0).nullable(),
   tokens: tokenUsageSchema.nullable(),
@@ -163,6 +166,10 @@ export const runManifestSchema = z.strictObject({
     manifestHash: sha256,
     harnessHash: sha256,
     fixtureHashes: z.record(z.string(), sha256),
+    /** sha256 of each variant's scripted agent module or oracle patch; null where there is none. */
+    agentHashes: z.record(z.string(), sha256.nullable()),
+    /** Over everything a trial depends on (prompts, contracts, agents, runtime, policy, counts): --resume checks it. */
+    inputsHash: sha256.optional(),
     revisions: z.record(z.string(), z.string()),
     executionOrder: z.array(
       z.strictObject({ seq: z.int(), task: z.string(), variant: z.string(), trial: z.int() }),

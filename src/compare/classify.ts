@@ -65,7 +65,7 @@ export function classifyTrial(evidence: TrialEvidence): TrialClassification {
       infraReason: receipt.infraReason ?? "spawn_failed",
       score: null,
       gradePassed: null,
-      explanation: `${receipt.infraReason}: ${receipt.error ?? "the executor reported an infrastructure error"}`,
+      explanation: `${receipt.infraReason ?? "spawn_failed"}: ${receipt.error ?? "the executor reported an infrastructure error"}`,
     };
   }
   if (receipt.status === "aborted") {

@@ -20,6 +20,7 @@ import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { gradeInfrastructureProblem, prepareGraders } from "./graders.js";
 import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
 import { buildVerdictDocument, writeVerdictFiles } from "./runner.js";
+import { mapStrings } from "./trial.js";
 
 export interface RegradeOptions {
   /** Read the manifest from here instead of where the run recorded it. */
@@ -113,6 +114,20 @@ export async function regradeRun(
     }
   }
 
+  const missing = previous.trials.filter(
+    (t) =>
+      !experiment.tasks.some((task) => task.id === t.task) ||
+      !experiment.variants.some((v) => v.id === t.variant),
+  );
+  if (missing.length > 0) {
+    throw new InvalidInputError(manifestPath, [
+      {
+        path: "(manifest)",
+        message: `the run has trials of ${[...new Set(missing.map((t) => `${t.variant}/${t.task}`))].join(", ")}, which this manifest no longer defines; regrade with the run's tasks and variants`,
+      },
+    ]);
+  }
+
   const graders = new Map<string, Awaited<ReturnType<typeof prepareGraders>>>();
   for (const task of experiment.tasks) graders.set(task.id, await prepareGraders(task));
   const { stem, validationFile } = await nextStem(outDir);
@@ -130,8 +145,14 @@ export async function regradeRun(
     if (
       !task ||
       !receipt?.success ||
-      (old.infraReason !== null && old.infraReason !== "grader_failed")
+      (old.infraReason !== null && old.infraReason !== "grader_failed") ||
+      // A patch with masked secrets or paths no longer reproduces the trial's files.
+      old.patchRedacted
     ) {
+      if (old.patchRedacted)
+        notes.push(
+          `${trial.artifactDir}: kept as recorded (its patch.diff had secrets or paths masked)`,
+        );
       metrics.push(old);
       done += 1;
       options.onProgress?.(done, previous.trials.length);
@@ -140,11 +161,12 @@ export async function regradeRun(
     const evidence: TrialEvidence = { receipt: receipt.data };
     const grades: Grade[] = [];
     let error: string | null = null;
-    const workspace = await createTrialWorkspace(
-      task.fixtureDir,
-      options.tempParent ? { tempParent: options.tempParent } : {},
-    );
+    let workspace: Awaited<ReturnType<typeof createTrialWorkspace>> | undefined;
     try {
+      workspace = await createTrialWorkspace(
+        task.fixtureDir,
+        options.tempParent ? { tempParent: options.tempParent } : {},
+      );
       const patch = await readFile(join(dir, "patch.diff"));
       if (patch.length > 0) {
         const applied = await applyPatch(workspace.root, patch, { tempDir: workspace.scratchDir });
@@ -164,13 +186,15 @@ export async function regradeRun(
       }
       evidence.grades = grades;
     } catch (e) {
-      error = workspace.scrubPaths(e instanceof Error ? e.message : String(e));
+      const message = e instanceof Error ? e.message : String(e);
+      error = workspace ? workspace.scrubPaths(message) : message;
       evidence.harnessFailure = { reason: "grader_failed", message: error };
     } finally {
-      await workspace.cleanup().catch(() => {});
+      await workspace?.cleanup().catch(() => {});
     }
     const classification = classifyTrial(evidence);
-    const scrubbedGrades = JSON.parse(workspace.scrubPaths(JSON.stringify(grades))) as Grade[];
+    const scrub = (text: string) => (workspace ? workspace.scrubPaths(text) : text);
+    const scrubbedGrades = mapStrings(grades, scrub) as Grade[];
     await writeFile(
       join(dir, validationFile),
       `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: scrubbedGrades, error }, null, 2)}\n`,

@@ -2,11 +2,12 @@
 // own workspace (several at once when asked), re-check the fixtures, decide the verdict
 // and write every artifact under --out (SPEC §4.3, §5.3).
 
+import { createHash } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
-import { type Executor, type HostId, secretValuesFromEnv } from "../exec/index.js";
-import { sha256Hex } from "../ir/index.js";
+import { type Executor, type HostId, redactText, secretValuesFromEnv } from "../exec/index.js";
+import { canonicalJson, sha256Hex } from "../ir/index.js";
 import { renderHtmlReport, renderMarkdownReport, type TrialDetails } from "../report/index.js";
 import { type InputProblem, InvalidInputError } from "../shared/index.js";
 import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
@@ -16,6 +17,7 @@ import {
   type FrozenTasks,
   RUN_MANIFEST_VERSION,
   type RunManifest,
+  TRIAL_METRICS_VERSION,
   type TrialMetrics,
   trialMetricsSchema,
   VERDICT_VERSION,
@@ -322,6 +324,7 @@ export async function runExperiment(
 
   const before = await snapshotFixtures(experiment);
   const jobs = planTrials(experiment);
+  const agentHashes = await hashAgents(experiment);
   const executor = options.executorFor(experiment.runtime.host as HostId);
   const evidence: VerdictDocument["evidence"] = {
     manifestHash: `sha256:${options.manifestHash.replace(/^sha256:/, "")}`,
@@ -341,6 +344,7 @@ export async function runExperiment(
     },
     evidence: {
       ...evidence,
+      agentHashes,
       revisions: Object.fromEntries(
         [...assembled.variants].map(([id, v]) => [id, v.revision.revisionId]),
       ),
@@ -380,6 +384,18 @@ export async function runExperiment(
     }),
   };
 
+  // Everything a finished trial depended on; --resume reuses trials only when it is unchanged.
+  runManifest.evidence.inputsHash = `sha256:${sha256Hex(
+    canonicalJson({
+      evidence,
+      agentHashes,
+      tasks: frozen.tasks.map(({ fixtureFiles: _files, ...task }) => task),
+      graders: experiment.tasks.map((t) => t.graders),
+      runtime: experiment.runtime,
+      verdict: experiment.verdict,
+      trials: experiment.trials,
+    }),
+  )}`;
   const reusable = new Map<number, TrialMetrics>();
   if (options.resume) await collectResumable(outDir, experiment, jobs, runManifest, reusable);
 
@@ -413,7 +429,7 @@ export async function runExperiment(
       trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
     );
     await rm(artifactDir, { recursive: true, force: true });
-    const result = await runTrial({
+    const result = await runTrialOrRecord(artifactDir, job, {
       experiment,
       task,
       variant,
@@ -470,6 +486,72 @@ export async function runExperiment(
   return { verdict, outDir };
 }
 
+/**
+ * `runTrial` turns every failure it expects into a value; anything else it throws is still
+ * only this trial's infrastructure error, recorded with its message, and the run goes on.
+ */
+async function runTrialOrRecord(
+  artifactDir: string,
+  job: TrialJob,
+  context: Parameters<typeof runTrial>[0],
+): Promise<TrialMetrics> {
+  try {
+    return await runTrial(context);
+  } catch (error) {
+    const message = `harness error: ${error instanceof Error ? error.message : String(error)}`;
+    const metrics: TrialMetrics = {
+      schemaVersion: TRIAL_METRICS_VERSION,
+      task: job.task,
+      variant: job.variant,
+      trial: job.trialIndex,
+      seq: job.seq,
+      outcome: "infrastructure_error",
+      infraReason: "harness_error",
+      explanation: redactText(message, context.secretValues),
+      receiptStatus: null,
+      score: null,
+      gradePassed: null,
+      graders: [],
+      changedFiles: [],
+      patchBytes: null,
+      patchRedacted: false,
+      durationMs: 0,
+      agentWallTimeMs: null,
+      tokens: null,
+      costUsd: null,
+      credits: null,
+      turns: null,
+      toolCalls: null,
+      permissionDenials: 0,
+    };
+    await mkdir(artifactDir, { recursive: true });
+    await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);
+    await writeFile(join(artifactDir, "metrics.json"), `${JSON.stringify(metrics, null, 2)}\n`);
+    return metrics;
+  }
+}
+
+/** sha256 of each variant's scripted agent module or oracle patch (null for built-ins and real hosts). */
+async function hashAgents(experiment: Experiment): Promise<Record<string, string | null>> {
+  const hashes: Record<string, string | null> = {};
+  for (const variant of experiment.variants) {
+    const agent = variant.agent;
+    const file =
+      agent?.kind === "module"
+        ? agent.modulePath
+        : agent?.kind === "oracle"
+          ? agent.patchFile
+          : null;
+    hashes[variant.id] =
+      file === null
+        ? null
+        : `sha256:${createHash("sha256")
+            .update(await readFile(file))
+            .digest("hex")}`;
+  }
+  return hashes;
+}
+
 async function collectResumable(
   outDir: string,
   experiment: Experiment,
@@ -484,17 +566,14 @@ async function collectResumable(
     return; // nothing to resume: a fresh run into an empty or new directory
   }
   const same =
-    previous.evidence?.manifestHash === current.evidence.manifestHash &&
-    previous.evidence?.harnessHash === current.evidence.harnessHash &&
-    JSON.stringify(previous.evidence?.fixtureHashes) ===
-      JSON.stringify(current.evidence.fixtureHashes) &&
-    previous.effective?.trials === current.effective.trials;
+    previous.evidence?.inputsHash !== undefined &&
+    previous.evidence.inputsHash === current.evidence.inputsHash;
   if (!same) {
     throw new ExperimentInputError(join(outDir, "manifest.json"), [
       {
         path: "--resume",
         message:
-          "the earlier run in this directory used a different manifest, harness, fixture or trial count; resume only the same experiment, or choose a new --out",
+          "the earlier run in this directory used different inputs (manifest, harness, fixture, prompt, grader contract, agent module or trial count); resume only the same experiment, or choose a new --out",
       },
     ]);
   }

@@ -5,7 +5,12 @@ import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
-import { permissionDecisionsDocument, redact, redactText } from "../exec/index.js";
+import {
+  permissionDecisionsDocument,
+  promptWithPreamble,
+  redact,
+  redactText,
+} from "../exec/index.js";
 import type { Grade } from "../graders/index.js";
 import { createToolPolicy } from "../policy/index.js";
 import {
@@ -45,11 +50,6 @@ export interface TrialContext {
 }
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
-
-/** The text the agent receives: the composition's preamble, then the task prompt. */
-export function composePrompt(preamble: string, prompt: string): string {
-  return preamble.trim() === "" ? prompt : `${preamble.trimEnd()}\n\n---\n\n${prompt}`;
-}
 
 function agentArgument(agent: AgentSpec | undefined): string | undefined {
   if (agent === undefined) return undefined;
@@ -125,16 +125,17 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   let workspace: TrialWorkspace | undefined;
   let changedFiles: string[] = [];
   let patchBytes: Uint8Array | undefined;
+  let storedPatch: Buffer | undefined;
+  let patchRedacted = false;
   let stderrNotes: string[] = [];
   let decisions: ReturnType<ReturnType<typeof createToolPolicy>["decisions"]> = [];
-  const prompt = composePrompt(assembled.preamble, task.prompt);
+  // The text the agent receives (prompt.txt): the composition's preamble, then the task prompt.
+  const prompt = promptWithPreamble(task.prompt, assembled.preamble);
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
-  const scrub = (text: string) =>
-    redactText(
-      scrubTrialTempDirs(workspace ? workspace.scrubPaths(text) : text, tempParents),
-      context.secretValues,
-    );
+  const scrubPaths = (text: string) =>
+    scrubTrialTempDirs(workspace ? workspace.scrubPaths(text) : text, tempParents);
+  const scrub = (text: string) => redactText(scrubPaths(text), context.secretValues);
 
   try {
     workspace = await createTrialWorkspace(
@@ -214,6 +215,13 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
       const patch = await capturePatch(workspace.root, { tempDir: workspace.scratchDir });
       changedFiles = patch.changedFiles;
       patchBytes = patch.patchBytes;
+      const scrubbed = scrubPatchBytes(patch.patchBytes, [
+        [workspace.root, "<trial-root>"],
+        [workspace.realRoot, "<trial-root>"],
+        ...context.secretValues.map((secret) => [secret, "[REDACTED]"] as const),
+      ]);
+      storedPatch = scrubbed.bytes;
+      patchRedacted = scrubbed.redacted;
     } catch (error) {
       evidence.harnessFailure = {
         reason: workspaceReason(error, "patch_capture_failed"),
@@ -280,6 +288,7 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     })),
     changedFiles,
     patchBytes: patchBytes?.length ?? null,
+    patchRedacted,
     durationMs: Math.round(performance.now() - started),
     agentWallTimeMs: receipt ? Math.round(receipt.wallTimeMs) : null,
     tokens: receipt?.tokens ?? null,
@@ -302,8 +311,11 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     error: gradingError === null ? null : scrub(gradingError),
   };
   const storedReceipt: RuntimeReceipt | null = receipt ? { ...receipt, trace: [] } : null;
-  const json = (value: unknown) =>
-    `${scrub(JSON.stringify(redact(value, { secretValues: context.secretValues }), null, 2))}\n`;
+  // Redaction and path scrubbing work on the values, never on serialized JSON text, so an
+  // artifact always stays valid JSON whatever the strings in it contain.
+  const clean = (value: unknown) =>
+    mapStrings(redact(value, { secretValues: context.secretValues }), scrubPaths);
+  const json = (value: unknown) => `${JSON.stringify(clean(value), null, 2)}\n`;
 
   await mkdir(context.artifactDir, { recursive: true });
   const write = (name: string, content: string | Uint8Array) =>
@@ -312,14 +324,11 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     write("prompt.txt", scrub(prompt)),
     write("response.txt", scrub(receipt?.finalText ?? "")),
     write("stderr.txt", stderrNotes.length > 0 ? `${stderrNotes.join("\n")}\n` : ""),
-    write("patch.diff", patchBytes ? scrubPatch(patchBytes, scrub) : ""),
+    write("patch.diff", storedPatch ?? ""),
     write(
       "trace.jsonl",
-      (receipt?.trace ?? [])
-        .map((event) =>
-          scrub(JSON.stringify(redact(event, { secretValues: context.secretValues }))),
-        )
-        .join("\n") + ((receipt?.trace.length ?? 0) > 0 ? "\n" : ""),
+      (receipt?.trace ?? []).map((event) => JSON.stringify(clean(event))).join("\n") +
+        ((receipt?.trace.length ?? 0) > 0 ? "\n" : ""),
     ),
     write("permission-decisions.json", json(permissionDecisionsDocument(decisions))),
     write("validation.json", json(validation)),
@@ -338,12 +347,32 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   return metrics;
 }
 
+/** Applies `scrub` to every string in a JSON-like value (keys stay as they are). */
+export function mapStrings(value: unknown, scrub: (text: string) => string): unknown {
+  if (typeof value === "string") return scrub(value);
+  if (Array.isArray(value)) return value.map((item) => mapStrings(item, scrub));
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, scrub)]));
+  }
+  return value;
+}
+
 /**
- * The patch is stored byte-exact so it still applies; the trial path can only appear in it
- * if the agent wrote it into a file, and then it is replaced like everywhere else.
+ * The patch is stored byte for byte, so it still applies: only exact occurrences of the trial
+ * root and of secret values are replaced (working on bytes, so non-UTF-8 content is kept), and
+ * `redacted` says whether anything was, because such a patch no longer reproduces the trial.
  */
-function scrubPatch(bytes: Uint8Array, scrub: (text: string) => string): Uint8Array | string {
-  const text = Buffer.from(bytes).toString("utf8");
-  if (Buffer.from(text, "utf8").equals(Buffer.from(bytes))) return scrub(text);
-  return bytes;
+function scrubPatchBytes(
+  bytes: Uint8Array,
+  replacements: ReadonlyArray<readonly [string, string]>,
+): { bytes: Buffer; redacted: boolean } {
+  // latin1 maps every byte to one code unit and back, so replacing in it is byte-exact.
+  let text = Buffer.from(bytes).toString("latin1");
+  const original = text;
+  const ordered = [...replacements]
+    .filter(([from]) => from.length > 0)
+    .sort((a, b) => b[0].length - a[0].length);
+  for (const [from, to] of ordered)
+    text = text.split(Buffer.from(from, "utf8").toString("latin1")).join(to);
+  return { bytes: Buffer.from(text, "latin1"), redacted: text !== original };
 }

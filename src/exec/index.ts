@@ -63,6 +63,7 @@ export type {
   ToolResult,
 } from "./scripted/contract.js";
 export { ScriptedExecutor, type ScriptedExecutorOptions } from "./scripted/executor.js";
+export { promptWithPreamble } from "./sdk/common.js";
 export {
   type Executor,
   type ExecutorRunInput,

@@ -14,7 +14,8 @@ const CREDENTIAL_PATTERNS: readonly RegExp[] = [
   /\bAKIA[0-9A-Z]{16}\b/g,
   /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g,
   // key=value pairs in query strings and env assignments whose name says "secret".
-  /\b([A-Za-z0-9_-]*(?:token|secret|password|passwd|api[-_]?key|auth|signature|sig)[A-Za-z0-9_-]*)=(?!\d+(?:[&\s"']|$))([^&\s"']+)/gi,
+  // The value may be quoted (`password="…"`); a plain number (`max_tokens=100`) is no secret.
+  /\b([A-Za-z0-9_-]*(?:token|secret|password|passwd|api[-_]?key|auth|signature|sig)[A-Za-z0-9_-]*)=(["']?)(?!\d+(?:[&\s"']|$))([^&\s"']+)\2/gi,
 ];
 
 /** Masks substrings that look like credentials. */

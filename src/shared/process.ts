@@ -149,8 +149,9 @@ export function runCommand(
     child.stderr?.on("data", (c: Buffer) => stderr.push(c));
     child.on("error", (error) => finish(null, null, error.message));
     child.on("close", (code, signal) => {
-      // The leader exited; make sure no orphan of its group outlives it.
-      if (timedOut || aborted) killGroup(child.pid, "SIGKILL");
+      // The leader exited; nothing it left running in its group (a server started in the
+      // background by a test script, say) may outlive the command.
+      killGroup(child.pid, "SIGKILL");
       finish(code, signal);
     });
     child.stdin?.on("error", () => {});

@@ -191,7 +191,7 @@ describe("resume", () => {
         ...(trials === undefined ? {} : { trials }),
       });
     await expect(attempt(other)).rejects.toThrow(ExperimentInputError);
-    await expect(attempt(other)).rejects.toThrow(/different manifest/);
+    await expect(attempt(other)).rejects.toThrow(/different inputs/);
     await expect(attempt(exp.manifestPath, 2)).rejects.toThrow(/trial count/);
     expect(await listTree(outDir)).toEqual(before);
     // The same experiment still resumes.

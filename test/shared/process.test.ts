@@ -55,6 +55,27 @@ describe("runCommand", () => {
     await expect(readFile(marker, "utf8")).rejects.toThrow();
   });
 
+  it("leaves nothing of its process group running after the command exits", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hl-proc-"));
+    dirs.push(dir);
+    const marker = join(dir, "background-alive");
+    // The command starts a background process (as `node srv.js &` would) and exits at once.
+    const background =
+      "setTimeout(() => require('node:fs').writeFileSync(process.argv[1], 'x'), 1000); setInterval(() => {}, 1000);";
+    const script = `
+      const { spawn } = require("node:child_process");
+      spawn(process.execPath, ["-e", ${JSON.stringify(background)}, process.argv[1]], { stdio: "ignore" }).unref();
+    `;
+    const result = await runCommand([process.execPath, "-e", script, marker], {
+      cwd: dir,
+      env: minimalEnv(),
+      timeoutMs: 10_000,
+    });
+    expect(result.exitCode).toBe(0);
+    await new Promise((r) => setTimeout(r, 1500));
+    await expect(readFile(marker, "utf8")).rejects.toThrow();
+  });
+
   it("passes only the environment it is given", async () => {
     const result = await runCommand(
       [process.execPath, "-e", "console.log(JSON.stringify(Object.keys(process.env)))"],

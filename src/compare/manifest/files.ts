@@ -3,8 +3,8 @@
 // in their parents is resolved. Reads only.
 import type { Dirent } from "node:fs";
 import { lstat, readdir, realpath } from "node:fs/promises";
-import { isAbsolute, join, relative, resolve } from "node:path";
-import type { InputProblem } from "../../shared/index.js";
+import { join, resolve } from "node:path";
+import { type InputProblem, isPathInside } from "../../shared/index.js";
 import { portablePathProblem } from "./paths.js";
 
 export interface PathReference {
@@ -24,12 +24,6 @@ const MAX_FIXTURE_ENTRIES_REPORTED = 5;
 
 function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
-}
-
-/** True when `child` is `parent` or lies below it (both absolute, already real). */
-export function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
 }
 
 async function realDirectory(path: string): Promise<string> {
@@ -77,7 +71,7 @@ async function referenceProblems(
   } catch (error) {
     return problem(`${shown} cannot be resolved (${errorCode(error) ?? String(error)})`);
   }
-  if (!isInside(realManifestDir, real))
+  if (!isPathInside(realManifestDir, real))
     return problem(
       `${shown} resolves to ${real}, outside the manifest's directory (a parent directory is a symbolic link); keep the ${reference.what} inside ${realManifestDir}`,
     );

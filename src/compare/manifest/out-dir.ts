@@ -3,9 +3,8 @@
 // mistaken for an artifact. Reads only.
 import { lstat, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import type { InputProblem } from "../../shared/index.js";
+import { type InputProblem, isPathInside } from "../../shared/index.js";
 import type { Experiment } from "../experiment.js";
-import { isInside } from "./files.js";
 
 export interface OutDirOptions {
   /** Accept an existing non-empty directory (for `--resume`, which continues a run there). */
@@ -76,13 +75,13 @@ export async function checkOutDir(
   for (const task of experiment.tasks) {
     const realFixture = await realPathOf(task.fixtureDir);
     if (reported.has(realFixture)) continue;
-    if (isInside(realFixture, realOut)) {
+    if (isPathInside(realFixture, realOut)) {
       reported.add(realFixture);
       problems.push({
         path: FIELD,
         message: `${absolute} is inside the fixture of ${task.manifestField} (${task.fixtureDir}); write results outside every fixture, which must never change`,
       });
-    } else if (isInside(realOut, realFixture)) {
+    } else if (isPathInside(realOut, realFixture)) {
       reported.add(realFixture);
       problems.push({
         path: FIELD,

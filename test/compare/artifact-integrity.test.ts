@@ -1,0 +1,169 @@
+// Artifacts stay valid, honest evidence whatever the agent's text contains, and --resume
+// reuses trials only when everything they depended on is unchanged.
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { regradeRun, trialMetricsSchema } from "../../src/compare/index.js";
+import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
+import {
+  listFiles,
+  makeExperiment,
+  runManifest,
+  syntheticManifest,
+  type TempExperiment,
+} from "../support/experiment.js";
+
+const experiments: TempExperiment[] = [];
+afterAll(async () => {
+  await Promise.all(experiments.map((e) => e.cleanup()));
+});
+
+async function experiment(
+  agents: Record<string, string> = {},
+  manifest: unknown = syntheticManifest(),
+) {
+  const exp = await makeExperiment({ agents, manifest });
+  experiments.push(exp);
+  return exp;
+}
+
+const CHATTY_AGENT = `
+export default async ({ tools }) => {
+  await tools.write("src/value.txt", "42\\n");
+  return 'done; config was password="hunter2" and token=abc "quoted" \\\\ backslash';
+};
+`;
+
+describe("JSON artifacts", () => {
+  it("stay valid JSON when the agent's text contains quotes, backslashes and credential-looking pairs, and the secret is masked", async () => {
+    const exp = await experiment(
+      { "chatty.mjs": CHATTY_AGENT },
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "fixer", composition: "careful", agent: "./agents/chatty.mjs" },
+        ],
+      }),
+    );
+    await runManifest(exp.manifestPath, { outDir: exp.outDir, tempParent: exp.trialsDir });
+    const files = (await listFiles(exp.outDir)).filter((f) => f.endsWith(".json"));
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) {
+      const text = await readFile(join(exp.outDir, file), "utf8");
+      expect(() => JSON.parse(text), file).not.toThrow();
+      expect(text, file).not.toContain("hunter2");
+    }
+    const receipt = JSON.parse(
+      await readFile(join(exp.outDir, "fixer/fix-value/trial-001/runtime-receipt.json"), "utf8"),
+    );
+    expect(receipt.finalText).toContain('"quoted" \\ backslash');
+  });
+});
+
+describe("patch.diff", () => {
+  it("masks only exact secret values, says so in metrics.json, and regrade keeps such a trial as recorded", async () => {
+    const secret = "sk-test-0123456789abcdefSECRET";
+    const leaky = `
+export default async ({ tools }) => {
+  await tools.write("src/value.txt", "42\\n// ${secret}\\n// ?api_key=demo\\n");
+  return "done";
+};
+`;
+    const exp = await experiment(
+      { "leaky.mjs": leaky },
+      syntheticManifest({
+        tasks: [
+          {
+            id: "fix-value",
+            fixture: "./fixture",
+            prompt: "./prompt.md",
+            expectedFiles: ["src/value.txt"],
+            graders: [{ kind: "scope", mode: "subset" }],
+          },
+        ],
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "fixer", composition: "careful", agent: "./agents/leaky.mjs" },
+        ],
+      }),
+    );
+    process.env.FAKE_API_KEY = secret;
+    try {
+      await runManifest(exp.manifestPath, { outDir: exp.outDir, tempParent: exp.trialsDir });
+    } finally {
+      delete process.env.FAKE_API_KEY;
+    }
+    const dir = join(exp.outDir, "fixer/fix-value/trial-001");
+    const patch = await readFile(join(dir, "patch.diff"), "utf8");
+    expect(patch).not.toContain(secret);
+    expect(patch).toContain("[REDACTED]");
+    // Only exact secret values are masked in a patch: other text stays byte for byte.
+    expect(patch).toContain("?api_key=demo");
+    const metrics = trialMetricsSchema.parse(
+      JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")),
+    );
+    expect(metrics.patchRedacted).toBe(true);
+
+    const result = await regradeRun(exp.outDir, { tempParent: exp.trialsDir });
+    expect(result.notes.join("\n")).toContain("fixer/fix-value/trial-001: kept as recorded");
+    expect(result.changes).toEqual([]);
+  });
+});
+
+describe("--resume", () => {
+  it("refuses when the prompt changed since the earlier run", async () => {
+    const exp = await experiment();
+    await runManifest(exp.manifestPath, { outDir: exp.outDir, tempParent: exp.trialsDir });
+    await writeFile(join(exp.dir, "prompt.md"), "A different task.\n");
+    await expect(
+      runManifest(exp.manifestPath, {
+        outDir: exp.outDir,
+        tempParent: exp.trialsDir,
+        resume: true,
+      }),
+    ).rejects.toThrow(/different inputs/);
+  });
+
+  it("refuses when a scripted agent module changed since the earlier run", async () => {
+    const exp = await experiment();
+    await runManifest(exp.manifestPath, { outDir: exp.outDir, tempParent: exp.trialsDir });
+    const agent = join(exp.dir, "agents", "fixer.mjs");
+    await writeFile(agent, `${await readFile(agent, "utf8")}\n// changed\n`);
+    await expect(
+      runManifest(exp.manifestPath, {
+        outDir: exp.outDir,
+        tempParent: exp.trialsDir,
+        resume: true,
+      }),
+    ).rejects.toThrow(/different inputs/);
+  });
+});
+
+describe("a trial that breaks the harness in an unexpected way", () => {
+  it("is recorded as that trial's infrastructure error (harness_error) and the run goes on", async () => {
+    const exp = await experiment();
+    const inner = new ScriptedExecutor();
+    let calls = 0;
+    const sabotaging: Executor = {
+      host: "scripted",
+      async run(input) {
+        calls += 1;
+        if (calls === 1) {
+          // A receipt that is not one: classification cannot work with it.
+          return null as unknown as Awaited<ReturnType<Executor["run"]>>;
+        }
+        return inner.run(input);
+      },
+    };
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => sabotaging,
+      concurrency: 1,
+    });
+    expect(verdict.trials).toHaveLength(4);
+    const broken = verdict.trials.filter((t) => t.infraReason === "harness_error");
+    expect(broken).toHaveLength(1);
+    expect(broken[0]!.explanation).toMatch(/^harness error: /);
+  });
+});
