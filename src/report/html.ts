@@ -94,7 +94,7 @@ export function renderHtmlReport(
   }
 
   out.push(
-    "<h2>Trials</h2><table><thead><tr><th>#</th><th>task</th><th>variant</th><th>trial</th><th>outcome</th><th>score</th><th>changed files</th><th>denied calls</th><th>duration</th><th>details</th></tr></thead><tbody>",
+    "<h2>Trials</h2><table><thead><tr><th>#</th><th>task</th><th>variant</th><th>trial</th><th>outcome</th><th>score</th><th>explanation</th><th>changed files</th><th>denied calls</th><th>duration</th><th>details</th></tr></thead><tbody>",
   );
   for (const t of verdict.trials) {
     const d = details.get(t.artifactDir);
@@ -121,7 +121,7 @@ export function renderHtmlReport(
     }
     out.push(
       `<tr><td class="num">${t.seq}</td><td>${esc(t.task)}</td><td>${esc(t.variant)}</td><td class="num">${t.trial}</td><td class="${outcomeClass}">${esc(t.outcome.replace(/_/g, " "))}${t.infraReason ? ` (${esc(t.infraReason)})` : ""}</td>` +
-        `<td class="num">${num(t.score)}</td><td>${t.changedFiles.map((f) => `<code>${esc(f)}</code>`).join("<br>") || "—"}</td><td class="num">${t.permissionDenials}</td><td class="num">${duration(t.durationMs)}</td>` +
+        `<td class="num">${num(t.score)}</td><td>${esc(t.explanation)}</td><td>${t.changedFiles.map((f) => `<code>${esc(f)}</code>`).join("<br>") || "—"}</td><td class="num">${t.permissionDenials}</td><td class="num">${duration(t.durationMs)}</td>` +
         `<td><details><summary>evidence</summary>${body}</details></td></tr>`,
     );
   }

@@ -13,7 +13,7 @@ export function registerReportCommand(program: Command, io: CliIO, setExit: SetE
     .command("report")
     .description("re-render a finished comparison run from its artifacts")
     .argument("<out-dir>", "the --out directory of a finished run")
-    .option("--format <format>", `md, html or json (default md)`, "md")
+    .option("--format <format>", "md, html or json", "md")
     .option(
       "--verdict <file>",
       "the verdict file to render, e.g. verdict.regrade-001.json",
