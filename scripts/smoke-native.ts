@@ -13,7 +13,7 @@
 //   (the run reuses the qodercli config directory, ~/.qoder or $QODER_CONFIG_DIR)
 // - pi: ANTHROPIC_API_KEY (Pi runs answer-only: it cannot edit files, so its trial fails the task)
 import { existsSync, readdirSync } from "node:fs";
-import { cp, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -241,6 +241,8 @@ async function main(target: RealHost): Promise<number> {
   }
   process.stdout.write(`verdict: ${verdict.status}\nartifacts: ${outDir}\n`);
   if (guessed && receipts > 0 && authMissing === receipts) {
+    // The guess was wrong: nothing worth keeping was produced.
+    if (values.out === undefined) await rm(workDir, { recursive: true, force: true });
     process.stdout.write(
       `skipped: no credentials for ${target} (the qodercli config directory holds no login)\n`,
     );
