@@ -30,3 +30,8 @@ export function duration(ms: number | null | undefined): string {
 export function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
 }
+
+/** A confidence level in percent (no sign), exact enough to tell 97.5 from 98.3333 (Bonferroni-adjusted levels). */
+export function levelPercent(level: number): string {
+  return String(Number((level * 100).toFixed(4)));
+}

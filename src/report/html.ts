@@ -1,5 +1,5 @@
 import type { VerdictDocument } from "../compare/artifacts-contract.js";
-import { duration, num, percent, signedPoints, usd } from "./format.js";
+import { duration, levelPercent, num, percent, signedPoints, usd } from "./format.js";
 
 /** What the HTML report shows of one trial beyond verdict.json, read from its folder by the caller. */
 export interface TrialDetails {
@@ -79,7 +79,7 @@ export function renderHtmlReport(
     );
     for (const c of stats.comparisons) {
       const interval = c.interval
-        ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} <span class="muted">(${Math.round(c.interval.level * 100)}%, ${esc(c.interval.method)})</span>`
+        ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} <span class="muted">(${levelPercent(c.interval.level)}%, ${esc(c.interval.method)})</span>`
         : "—";
       out.push(
         `<tr><td>${esc(c.variant)}</td><td><span class="status ${c.status}">${esc(c.status.replace(/_/g, " "))}</span></td><td class="num">${signedPoints(c.difference)}</td><td>${interval}</td>` +

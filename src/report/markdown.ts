@@ -1,5 +1,5 @@
 import type { VerdictDocument } from "../compare/artifacts-contract.js";
-import { cell, duration, num, percent, signedPoints, usd } from "./format.js";
+import { cell, duration, levelPercent, num, percent, signedPoints, usd } from "./format.js";
 
 const STATUS_LABEL: Record<VerdictDocument["status"], string> = {
   accept: "ACCEPT",
@@ -48,7 +48,7 @@ export function renderMarkdownReport(verdict: VerdictDocument): string {
     lines.push("|---|---|---|---|---|---|---|---|");
     for (const c of stats.comparisons) {
       const interval = c.interval
-        ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${Math.round(c.interval.level * 100)}%, ${c.interval.method})`
+        ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
         : "—";
       lines.push(
         `| ${cell(c.variant)} | ${c.status} | ${signedPoints(c.difference)} | ${cell(interval)} | ${num(c.exactPValue, 3)} | ${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)} | ${num(c.costRatio.usd, 2)} | ${c.flippedTasks.length > 0 ? c.flippedTasks.map((f) => cell(f.task)).join(", ") : "none"} |`,
@@ -107,7 +107,7 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     .join("; ");
   const best = stats?.comparisons.find((c) => c.variant === stats.best) ?? stats?.comparisons[0];
   const interval = best?.interval
-    ? `${best.variant} − ${verdict.baseline}: ${signedPoints(best.difference)} (${Math.round(best.interval.level * 100)}% CI ${signedPoints(best.interval.lower)} to ${signedPoints(best.interval.upper)})`
+    ? `${best.variant} − ${verdict.baseline}: ${signedPoints(best.difference)} (${levelPercent(best.interval.level)}% CI ${signedPoints(best.interval.lower)} to ${signedPoints(best.interval.upper)})`
     : "no interval (not enough completed trials)";
   return [
     `verdict: ${verdict.status} — ${verdict.reason}`,

@@ -8,6 +8,7 @@ import {
 } from "./comparison.js";
 import type { CostCheck, DifferenceInterval, PairedPolicy, VerdictStatus } from "./contract.js";
 import { formatLevel, formatRate, formatSigned, plural } from "./format.js";
+import { describeAdjustment, type Family } from "./multiplicity.js";
 
 export interface PolicyDecision {
   status: VerdictStatus;
@@ -51,8 +52,14 @@ function describeInterval(interval: DifferenceInterval): string {
  * accept: the interval lies above 0, both variants have at least `minTrials` completed trials
  * on every task, and no cost test failed. reject: the interval lies below 0. Otherwise
  * need_more_work. infrastructure_error: a variant has a task without any completed trial.
+ * `stats` must have been computed at `family.comparisonAlpha`; with several candidates the
+ * reason says the level was adjusted.
  */
-export function decidePaired(stats: PairStatistics, policy: PairedPolicy): PolicyDecision {
+export function decidePaired(
+  stats: PairStatistics,
+  policy: PairedPolicy,
+  family: Family,
+): PolicyDecision {
   const checks = costChecks(stats, policy.maxCostRatio);
   const short = shortCells(stats, policy.minTrials);
   const enoughTrials = short.length === 0;
@@ -65,13 +72,20 @@ export function decidePaired(stats: PairStatistics, policy: PairedPolicy): Polic
     };
 
   const { variant, baseline, interval } = stats;
+  if (interval.level !== 1 - family.comparisonAlpha)
+    throw new RangeError(
+      `the interval was computed at level ${interval.level}, not at the family's ${1 - family.comparisonAlpha}`,
+    );
   const evidence = `pass rate ${formatRate(stats.passRate.variant.excludingInfra)} vs ${formatRate(
     stats.passRate.baseline.excludingInfra,
   )}, difference ${formatSigned(stats.difference)} (${describeInterval(interval)}), ${describeTrialCounts(stats)}`;
   const infraNote = describeInfraExclusion(stats);
   const costNotes = checks.map((c) => c.detail);
+  // The adjustment qualifies the interval in the evidence, so it comes right after it.
   const join = (lead: string, notes: readonly string[]) =>
-    [`${lead}: ${evidence}`, ...notes.filter((n) => n !== "")].join("; ");
+    [`${lead}: ${evidence}`, describeAdjustment(family), ...notes]
+      .filter((n) => n !== "")
+      .join("; ");
   const decision = (status: VerdictStatus, reason: string): PolicyDecision => ({
     status,
     reason,

@@ -15,6 +15,7 @@ import {
 import { formatSigned, plural } from "./format.js";
 import { decideHeuristic, HEURISTIC_REPORTING_ALPHA } from "./heuristic.js";
 import { compareText, type Layout, layoutOf } from "./layout.js";
+import { familyOf } from "./multiplicity.js";
 import { decidePaired } from "./paired.js";
 
 function checkedPolicy(policy: VerdictPolicy): VerdictPolicy {
@@ -48,13 +49,19 @@ function compareAll(
   baseline: string,
   policy: VerdictPolicy,
 ): Comparison[] {
-  const alpha = policy.kind === "paired-v1" ? policy.alpha : HEURISTIC_REPORTING_ALPHA;
+  // k counts every planned candidate, one that completed nothing included: the family is
+  // fixed before the data are seen, and canStopEarly relies on k not changing as trials arrive.
+  const candidates = layout.variants.length - 1;
+  const family = policy.kind === "paired-v1" ? familyOf(policy.alpha, candidates) : null;
+  const alpha = family === null ? HEURISTIC_REPORTING_ALPHA : family.comparisonAlpha;
   return layout.variants
     .filter((variant) => variant !== baseline)
     .map((variant) => {
       const stats = pairStatistics(cells, layout.tasks, variant, baseline, alpha);
       const decision =
-        policy.kind === "paired-v1" ? decidePaired(stats, policy) : decideHeuristic(stats);
+        policy.kind === "paired-v1" && family !== null
+          ? decidePaired(stats, policy, family)
+          : decideHeuristic(stats);
       return {
         variant,
         baseline,
@@ -152,7 +159,9 @@ function verdictOf(layout: Layout, cells: CellIndex, options: VerdictOptions): V
  * Compares every variant with `options.baseline` under `options.policy`. Overall status:
  * infrastructure_error if any variant has a task without a completed trial; with one
  * candidate, that comparison's status; with several, accept if any is accepted (`best` names
- * it), reject if all are rejected, need_more_work otherwise.
+ * it), reject if all are rejected, need_more_work otherwise. Under paired-v1 with k
+ * candidates every interval is at level 1 − alpha/k (Bonferroni), so the chance of any wrong
+ * accept or reject among them stays at most alpha; heuristic-v1 applies no correction.
  */
 export function decideVerdict(trials: readonly TrialRecord[], options: VerdictOptions): Verdict {
   const layout = layoutOf(trials, options);

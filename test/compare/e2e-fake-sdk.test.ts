@@ -151,6 +151,8 @@ beforeAll(async () => {
         { id: "pricey", composition: "careful-claude" },
         { id: "thrifty", composition: "extra-claude" },
       ],
+      // Two candidates: alpha 0.1 keeps each comparison at 95% after the Bonferroni adjustment.
+      verdict: { policy: "paired-v1", alpha: 0.1, minTrials: 2, maxCostRatio: 1.25 },
       runtime: {
         host: "claude-code",
         model: "fake-model-1",

@@ -42,3 +42,19 @@ export function cell(variant: string, task: string, spec: CellSpec): TrialRecord
 export function twoVariants(candidate: CellSpec, baseline: CellSpec): TrialRecord[] {
   return [...cell("H1", "readme", candidate), ...cell("H0", "readme", baseline)];
 }
+
+/**
+ * A seeded generator of floats in [0, 1) (Marsaglia's xorshift32), so that simulations in
+ * tests draw the same numbers on every run.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0 || 1;
+  return () => {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 2 ** 32;
+  };
+}
