@@ -1,5 +1,5 @@
 import { realpath } from "node:fs/promises";
-import { minimalEnv, runCommand } from "../shared/index.js";
+import { minimalEnv, npmArgv, runCommand } from "../shared/index.js";
 import { commandEvidence, describeOutcome } from "./output.js";
 import type { Grade, GradeCheck, GradeContext, Grader } from "./types.js";
 import { weightedScore } from "./types.js";
@@ -7,7 +7,10 @@ import { weightedScore } from "./types.js";
 export interface CommandGraderOptions {
   /** Check id and grader id, e.g. `package-tests`. */
   id: string;
-  /** Program and arguments; never a shell string. Start npm with `npmArgv([...])`. */
+  /**
+   * Program and arguments; never a shell string. An argv starting with `npm` is started through
+   * `npmArgv`, so it also runs on Windows, where npm is a script no program can spawn directly.
+   */
   argv: readonly string[];
   timeoutMs: number;
   expectedExitCode?: number;
@@ -23,10 +26,12 @@ export interface CommandGraderOptions {
 export function createCommandGrader(options: CommandGraderOptions): Grader {
   if (options.argv.length === 0) throw new Error(`command grader ${options.id}: empty argv`);
   const expectedExitCode = options.expectedExitCode ?? 0;
+  const [program, ...args] = options.argv;
+  const argv = program === "npm" ? npmArgv(args) : [...options.argv];
   return {
     id: options.id,
     async grade(context: GradeContext): Promise<Grade> {
-      const result = await runCommand(options.argv, {
+      const result = await runCommand(argv, {
         cwd: context.trialRoot,
         env: minimalEnv({ ...options.env }),
         timeoutMs: options.timeoutMs,

@@ -1,14 +1,10 @@
 import { lstat, realpath } from "node:fs/promises";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { resolve } from "node:path";
+import { isPathInside } from "../shared/index.js";
 
 export type TrialPath =
   | { ok: true; absolute: string }
   | { ok: false; reason: "escapes-root" | "missing" | "symlink-escapes-root"; message: string };
-
-function isInside(root: string, candidate: string): boolean {
-  const rel = relative(root, candidate);
-  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
-}
 
 /**
  * Resolves `relativePath` against the trial root and proves it stays inside, both as
@@ -21,7 +17,7 @@ export async function resolveInsideTrial(
   relativePath: string,
 ): Promise<TrialPath> {
   const absolute = resolve(realRoot, relativePath);
-  if (!isInside(realRoot, absolute)) {
+  if (!isPathInside(realRoot, absolute)) {
     return {
       ok: false,
       reason: "escapes-root",
@@ -40,7 +36,7 @@ export async function resolveInsideTrial(
     // A dangling symlink: present as a link, but nothing a reader could open.
     return { ok: false, reason: "missing", message: `${relativePath} is a broken symlink` };
   }
-  if (!isInside(realRoot, real)) {
+  if (!isPathInside(realRoot, real)) {
     return {
       ok: false,
       reason: "symlink-escapes-root",

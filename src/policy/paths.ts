@@ -1,4 +1,5 @@
 import { dirname, isAbsolute, join, parse, relative, resolve, sep } from "node:path";
+import { isPathInside } from "../shared/index.js";
 import type { PathResolverFs } from "./types.js";
 
 /** Symlink hops followed before giving up, like the kernel's ELOOP limit. */
@@ -88,12 +89,8 @@ async function walk(absolutePath: string, fs: PathResolverFs, hops: number): Pro
  * `target` is outside it. Both must be physical paths.
  */
 export function relativeInside(root: string, target: string): string | null {
-  const rel = relative(root, target);
-  if (rel === "") return "";
-  if (isAbsolute(rel)) return null;
-  const parts = rel.split(sep);
-  if (parts[0] === "..") return null;
-  return parts.join("/");
+  if (!isPathInside(root, target)) return null;
+  return relative(root, target).split(sep).join("/");
 }
 
 /**

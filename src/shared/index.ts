@@ -1,4 +1,5 @@
 export { jsonErrorLocation, jsonErrorOffset, readJsonFile, readTextFile } from "./files.js";
+export { isPathInside } from "./paths.js";
 export {
   type CommandResult,
   minimalEnv,

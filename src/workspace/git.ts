@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { appendFile, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, lstat, readFile, rm, writeFile } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CommandResult, minimalEnv, runCommand } from "../shared/index.js";
-import type { CapturedPatch, PatchStats } from "./types.js";
+import type { CapturedPatch, CapturePatchOptions, GitBaseline, PatchStats } from "./types.js";
 import { WorkspaceError } from "./types.js";
 
 const GIT_TIMEOUT_MS = 120_000;
@@ -13,14 +13,18 @@ export const BASELINE_IDENTITY = { name: "harnesslab", email: "harnesslab@localh
 
 /**
  * The environment of every git the harness runs: no system or user configuration (a user's
- * aliases, hooks, diff drivers or signing settings must not shape the evidence), a fixed
- * identity and date, no prompts, and no discovery of a repository above the trial.
+ * aliases, hooks, diff drivers or signing settings must not shape the evidence), no system
+ * attributes, no replacement objects (a `refs/replace` entry could swap the baseline commit for
+ * another), a fixed identity and date, no prompts, and no discovery of a repository above the
+ * trial.
  */
 export function gitEnv(root: string, home: string): NodeJS.ProcessEnv {
   return minimalEnv({
     HOME: home,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: devNull,
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
     GIT_CEILING_DIRECTORIES: dirname(root),
     GIT_TERMINAL_PROMPT: "0",
     GIT_AUTHOR_NAME: BASELINE_IDENTITY.name,
@@ -33,6 +37,42 @@ export function gitEnv(root: string, home: string): NodeJS.ProcessEnv {
   });
 }
 
+/**
+ * Settings given on the command line of every git the harness runs. Command-line settings win
+ * over the repository's own `.git/config`, which code run during the trial (a validation command
+ * such as `npm test` runs agent-written code) can rewrite: without these, `core.fsmonitor` or a
+ * hooks path planted there would run a program inside the harness's own git. The excludes and
+ * attributes files are pinned because their defaults live under HOME, which is the executor's
+ * scratch directory. Pathspecs are literal, so a file name is never read as a glob.
+ */
+export const HARNESS_GIT_OPTIONS: readonly string[] = [
+  "--literal-pathspecs",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  `core.hooksPath=${devNull}`,
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "core.pager=cat",
+  "-c",
+  `core.excludesFile=${devNull}`,
+  "-c",
+  `core.attributesFile=${devNull}`,
+  "-c",
+  "core.autocrlf=false",
+  "-c",
+  "core.safecrlf=false",
+  "-c",
+  "diff.external=",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
+];
+
 function tail(text: string, limit = 2000): string {
   return text.length > limit ? `…${text.slice(-limit)}` : text;
 }
@@ -43,10 +83,11 @@ export async function git(
   root: string,
   home: string,
   code: "git-failed" | "patch-failed" = "git-failed",
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<CommandResult> {
-  const result = await runCommand(["git", ...args], {
+  const result = await runCommand(["git", ...HARNESS_GIT_OPTIONS, ...args], {
     cwd: root,
-    env: gitEnv(root, home),
+    env: { ...gitEnv(root, home), ...extraEnv },
     timeoutMs: GIT_TIMEOUT_MS,
   });
   if (result.exitCode !== 0) {
@@ -56,7 +97,7 @@ export async function git(
         ? `timed out after ${GIT_TIMEOUT_MS} ms`
         : `exited with ${result.exitCode ?? result.signal}`;
     throw new WorkspaceError(code, `git ${args[0]} ${why}`, {
-      argv: ["git", ...args],
+      argv: result.argv,
       exitCode: result.exitCode,
       signal: result.signal,
       timedOut: result.timedOut,
@@ -74,9 +115,14 @@ function configValue(value: string): string {
 /**
  * Makes `root` a repository with one commit holding exactly the fixture. The settings are written
  * into the repository's own config so that a git started later inside the trial (by a validation
- * command) also runs no hooks and rewrites no line endings.
+ * command) also runs no hooks and rewrites no line endings. Returns what the harness must keep to
+ * read the trial's change later without trusting the repository: the commit id and the config.
  */
-export async function createBaseline(root: string, home: string, hooksDir: string): Promise<void> {
+export async function createBaseline(
+  root: string,
+  home: string,
+  hooksDir: string,
+): Promise<GitBaseline> {
   // An empty template: no sample hooks, no info/exclude from the user's installation.
   await git(["init", "--quiet", "--template=", "."], root, home);
   await appendFile(
@@ -105,6 +151,11 @@ export async function createBaseline(root: string, home: string, hooksDir: strin
     root,
     home,
   );
+  const head = await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home);
+  return {
+    commit: head.stdout.trim(),
+    config: await readFile(join(root, ".git", "config"), "utf8"),
+  };
 }
 
 function parseNumstat(output: Buffer): { entries: PatchEntry[]; patch: Buffer } {
@@ -136,27 +187,126 @@ interface PatchEntry {
 }
 
 /**
- * The trial's change against the baseline as a standard binary patch. New files are first marked
+ * Puts back what the harness owns in the trial's `.git` before reading it: the config it wrote
+ * (code run during the trial may have added a filter driver, `core.worktree`, an include, …) and
+ * no `info/` (the harness made none; an `info/exclude` or `info/attributes` there would hide new
+ * files or convert their bytes). A `.git` that is no longer a plain directory is refused rather
+ * than followed, so restoring can never write through a planted link.
+ */
+async function restoreRepository(root: string, baseline: GitBaseline): Promise<void> {
+  const gitDir = join(root, ".git");
+  const stats = await lstat(gitDir).catch(() => undefined);
+  if (!stats?.isDirectory()) {
+    throw new WorkspaceError(
+      "patch-failed",
+      "the trial's .git is no longer the directory the harness created",
+      {
+        path: ".git",
+        kind: stats === undefined ? "missing" : stats.isSymbolicLink() ? "symlink" : "other",
+      },
+    );
+  }
+  await rm(join(gitDir, "info"), { recursive: true, force: true });
+  const config = join(gitDir, "config");
+  await rm(config, { recursive: true, force: true });
+  // Exclusive create: never follows a link someone put back in the meantime.
+  await writeFile(config, baseline.config, { flag: "wx" });
+}
+
+async function baselineCommit(
+  root: string,
+  home: string,
+  baseline: GitBaseline | undefined,
+): Promise<string> {
+  if (baseline === undefined) {
+    return (
+      await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home, "patch-failed")
+    ).stdout.trim();
+  }
+  const present = await runCommand(
+    ["git", ...HARNESS_GIT_OPTIONS, "cat-file", "-e", `${baseline.commit}^{commit}`],
+    { cwd: root, env: gitEnv(root, home), timeoutMs: GIT_TIMEOUT_MS },
+  );
+  if (present.exitCode !== 0) {
+    throw new WorkspaceError(
+      "patch-failed",
+      `the baseline commit ${baseline.commit} is no longer in the trial's repository`,
+      { commit: baseline.commit, exitCode: present.exitCode, stderr: tail(present.stderr) },
+    );
+  }
+  return baseline.commit;
+}
+
+/** Expected files git ignores and does not track: `git add --all` alone would leave them out. */
+async function ignoredExpectedFiles(
+  root: string,
+  home: string,
+  expectedFiles: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<string[]> {
+  const wanted = new Set(
+    expectedFiles.map((path) => path.replace(/^(?:\.\/)+/, "")).filter((path) => path !== ""),
+  );
+  if (wanted.size === 0) return [];
+  const listed = await git(
+    ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ...wanted],
+    root,
+    home,
+    "patch-failed",
+    env,
+  );
+  // A pathspec naming a directory lists the files below it; only the expected files themselves count.
+  return listed.stdout
+    .split("\0")
+    .filter((path) => wanted.has(path))
+    .sort();
+}
+
+/**
+ * The trial's change against the baseline as a standard binary patch. New files are marked
  * intent-to-add (still honouring the fixture's .gitignore, so caches a validation command leaves
- * behind stay out of the patch), then `git diff HEAD` covers additions, edits, deletions and mode
- * changes in one pass. Git writes the patch to a file so its bytes survive exactly: text that is
- * not UTF-8 would be damaged by decoding a pipe into a string.
+ * behind stay out of the patch, except for expected files, which are always included), then
+ * `git diff <baseline>` covers additions, edits, deletions and mode changes in one pass.
+ *
+ * Code run during the trial (validation commands run agent-written code) can change the trial's
+ * repository, so its config, HEAD and index are not trusted: with `baseline`, the config is
+ * restored and the diff is taken against the recorded commit, never HEAD (a commit made during
+ * the trial would otherwise hide its changes). The index is a fresh one built from that commit,
+ * outside the trial, so flags set on the trial's own index (`--assume-unchanged`,
+ * `--skip-worktree`) hide nothing and the trial's index is left as the agent left it. The object
+ * store is still trusted: a rewritten object file would go unnoticed. Git writes the patch to a
+ * file so its bytes survive exactly: text that is not UTF-8 would be damaged by decoding a pipe
+ * into a string.
  */
 export async function capturePatch(
   root: string,
-  options: { tempDir?: string } = {},
+  options: CapturePatchOptions = {},
 ): Promise<CapturedPatch> {
   const home = dirname(root);
-  const outputFile = join(
-    options.tempDir ?? tmpdir(),
-    `harnesslab-patch-${randomBytes(8).toString("hex")}`,
-  );
+  const tempDir = options.tempDir ?? tmpdir();
+  const unique = randomBytes(8).toString("hex");
+  const outputFile = join(tempDir, `harnesslab-patch-${unique}`);
+  const indexFile = join(tempDir, `harnesslab-index-${unique}`);
+  const env = { GIT_INDEX_FILE: indexFile };
   try {
-    await git(["add", "--all", "--intent-to-add"], root, home, "patch-failed");
+    if (options.baseline !== undefined) await restoreRepository(root, options.baseline);
+    const commit = await baselineCommit(root, home, options.baseline);
+    await git(["read-tree", commit], root, home, "patch-failed", env);
+    await git(["add", "--all", "--intent-to-add"], root, home, "patch-failed", env);
+    const ignored = await ignoredExpectedFiles(root, home, options.expectedFiles ?? [], env);
+    if (ignored.length > 0) {
+      await git(
+        ["add", "--force", "--intent-to-add", "--", ...ignored],
+        root,
+        home,
+        "patch-failed",
+        env,
+      );
+    }
     await git(
       [
         "diff",
-        "HEAD",
+        commit,
         "--binary",
         "--no-ext-diff",
         "--no-textconv",
@@ -171,6 +321,7 @@ export async function capturePatch(
       root,
       home,
       "patch-failed",
+      env,
     );
     const { entries, patch } = parseNumstat(await readFile(outputFile));
     const stats: PatchStats = {
@@ -197,7 +348,11 @@ export async function capturePatch(
       },
     );
   } finally {
-    await rm(outputFile, { force: true });
+    await Promise.all([
+      rm(outputFile, { force: true }),
+      rm(indexFile, { force: true }),
+      rm(`${indexFile}.lock`, { force: true }),
+    ]);
   }
 }
 
@@ -219,7 +374,7 @@ export async function applyPatch(
   try {
     await writeFile(patchFile, patch);
     const result = await runCommand(
-      ["git", "apply", "--binary", "--whitespace=nowarn", patchFile],
+      ["git", ...HARNESS_GIT_OPTIONS, "apply", "--binary", "--whitespace=nowarn", patchFile],
       { cwd: dir, env: gitEnv(dir, dirname(dir)), timeoutMs: GIT_TIMEOUT_MS },
     );
     if (result.exitCode === 0) return { ok: true };

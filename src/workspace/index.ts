@@ -5,7 +5,10 @@ export { snapshotTree } from "./snapshot.js";
 export { createTrialWorkspace } from "./trial.js";
 export {
   type CapturedPatch,
+  type CapturePatchOptions,
   type CreateTrialWorkspaceOptions,
+  FIXTURE_GIT_DIR_REASON,
+  type GitBaseline,
   isWorkspaceError,
   type PatchStats,
   type SnapshotDiff,

@@ -10,7 +10,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBaseline } from "./git.js";
+import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { mapLimit } from "./pool.js";
 import type { CreateTrialWorkspaceOptions, TrialWorkspace } from "./types.js";
@@ -84,6 +84,9 @@ async function removeTree(dir: string): Promise<void> {
  *     <temp>/scratch  the executor's isolated home/config, also git's HOME
  *     <temp>/hooks    empty; core.hooksPath points here so no hook ever runs
  *
+ * The baseline commit id and the repository's config are kept in memory: `capturePatch` restores
+ * the config and diffs against that commit, whatever the trial did to its repository.
+ *
  * Throws WorkspaceError (`fixture-*`, `copy-failed`, `git-failed`); nothing is left behind then.
  */
 export async function createTrialWorkspace(
@@ -107,13 +110,17 @@ export async function createTrialWorkspace(
   const hooksDir = join(tempDir, "hooks");
   try {
     await Promise.all([mkdir(scratchDir), mkdir(hooksDir), copyFixture(fixtureDir, root)]);
-    await createBaseline(root, scratchDir, hooksDir);
+    const baseline = await createBaseline(root, scratchDir, hooksDir);
     const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
     let removed: Promise<void> | undefined;
     return {
       root,
       realRoot,
       scratchDir,
+      baselineCommit: baseline.commit,
+      // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.
+      capturePatch: (patchOptions = {}) =>
+        capturePatch(root, { ...patchOptions, tempDir, baseline }),
       scrubPaths: (text) =>
         replaceTrialRoot(
           replaceTrialRoot(text, [root, realRoot]),

@@ -16,6 +16,13 @@ export const WORKSPACE_ERROR_CODES = [
 ] as const;
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
 
+/**
+ * Why a fixture may not hold a `.git` at any depth: a fixture's own repository would carry its
+ * config and hooks into the trial, and a nested one would hide its files from the baseline
+ * commit. The manifest loader reports the same reason, so validation and runs agree.
+ */
+export const FIXTURE_GIT_DIR_REASON = "a fixture must be plain files (remove its git metadata)";
+
 export class WorkspaceError extends Error {
   readonly code: WorkspaceErrorCode;
   /** What was seen: the offending path, the git argv with its exit code and stderr tail, … */
@@ -88,6 +95,30 @@ export interface CapturedPatch {
   stats: PatchStats;
 }
 
+/** What the harness keeps of a trial's baseline, so it never has to trust the repository again. */
+export interface GitBaseline {
+  /** Id of the baseline commit (40 hex digits). */
+  commit: string;
+  /** The text of `.git/config` as the harness wrote it. */
+  config: string;
+}
+
+export interface CapturePatchOptions {
+  /** Where git writes its scratch files (the patch, a private index); the OS temp by default. */
+  tempDir?: string;
+  /**
+   * Files the agent was asked to change, relative to the root. They are captured even when the
+   * fixture's .gitignore names them (other ignored files, such as caches, stay out).
+   */
+  expectedFiles?: readonly string[];
+  /**
+   * The baseline the harness recorded. With it the repository's config is restored and the diff
+   * is taken against this commit; without it HEAD and the repository are trusted, which is only
+   * right for a repository no untrusted code has run in.
+   */
+  baseline?: GitBaseline;
+}
+
 export interface TrialWorkspace {
   /** The trial's working copy (the agent's cwd). */
   readonly root: string;
@@ -98,6 +129,14 @@ export interface TrialWorkspace {
    * removed with the workspace.
    */
   readonly scratchDir: string;
+  /** Id of the baseline commit, recorded when the workspace was made; patches are taken against it. */
+  readonly baselineCommit: string;
+  /**
+   * The trial's change against the recorded baseline (`capturePatch` with this workspace's
+   * baseline, git's scratch files kept outside the root). Call it once the agent and every
+   * command it started are done.
+   */
+  capturePatch(options?: { expectedFiles?: readonly string[] }): Promise<CapturedPatch>;
   /** Replaces the root (either spelling) with `<trial-root>` and the temp area with `<trial-temp>`. */
   scrubPaths(text: string): string;
   /** Removes every file of the trial. Safe to call more than once. */

@@ -2,7 +2,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { mapLimit } from "./pool.js";
-import { WorkspaceError } from "./types.js";
+import { FIXTURE_GIT_DIR_REASON, WorkspaceError } from "./types.js";
 
 export interface WalkedEntry {
   /** Relative to the walk root, `/`-separated. */
@@ -56,7 +56,7 @@ export async function walkTree(root: string, mode: "fixture" | "trial"): Promise
           if (mode === "fixture") {
             throw new WorkspaceError(
               "fixture-git-dir",
-              `fixture contains ${path}; a fixture must be plain files (remove its git metadata)`,
+              `fixture contains ${path}; ${FIXTURE_GIT_DIR_REASON}`,
               { path },
             );
           }

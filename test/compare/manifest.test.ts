@@ -331,6 +331,18 @@ describe("harness-compare.v2", () => {
     expect(loaded.warnings).toEqual([]);
   });
 
+  it("accepts paths inside the manifest's directory whose first name starts with two dots", async () => {
+    const ws = await withWorkspace();
+    await mkdir(join(ws.dir, "..data", "fixture", "src"), { recursive: true });
+    await writeFile(join(ws.dir, "..data", "fixture", "src", "index.js"), "export {};\n");
+    await writeFile(join(ws.dir, "..data", "prompt.md"), "Fix it.\n");
+    const manifest = scriptedV2Manifest();
+    const [task] = manifest.tasks as Array<Record<string, unknown>>;
+    Object.assign(task!, { fixture: "./..data/fixture", prompt: "..data/prompt.md" });
+    const experiment = await loadOk(await writeManifest(ws, manifest));
+    expect(experiment.tasks[0]?.fixtureDir).toBe(join(ws.dir, "..data", "fixture"));
+  });
+
   it("accepts variants that differ only in their scripted agent", async () => {
     const ws = await withWorkspace();
     const manifest = scriptedV2Manifest() as { variants: Array<Record<string, unknown>> };
@@ -559,6 +571,15 @@ describe("--out checks", () => {
     const problems = await checkOutDir(join(ws.dir, "fixture"), experiment, {
       allowNonEmpty: true,
     });
+    expect(problems).toEqual([
+      { path: "--out", message: expect.stringContaining("is inside the fixture of task") },
+    ]);
+  });
+
+  it("rejects a directory inside the fixture whose name starts with two dots", async () => {
+    const ws = await withWorkspace();
+    const experiment = await loadOk(join(ws.dir, "experiment.json"));
+    const problems = await checkOutDir(join(ws.dir, "fixture", "..out"), experiment);
     expect(problems).toEqual([
       { path: "--out", message: expect.stringContaining("is inside the fixture of task") },
     ]);

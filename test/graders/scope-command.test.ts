@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { GradeContext } from "../../src/graders/index.js";
 import { createCommandGrader, createScopeGrader } from "../../src/graders/index.js";
+import { npmArgv } from "../../src/shared/index.js";
 import { cleanupTemporaryDirs, temporaryDir } from "./support.js";
 
 afterEach(cleanupTemporaryDirs);
@@ -121,6 +122,34 @@ describe("command grader", () => {
     expect(grade.checks[0]?.evidence).toMatchObject({ timedOut: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await expect(readFile(marker, "utf8")).rejects.toThrow();
+  });
+
+  it("starts an npm argv through npmArgv, as Windows needs (npm's JavaScript entry point run by node)", async () => {
+    const root = await temporaryDir();
+    const tools = await temporaryDir();
+    const npmCli = join(tools, "npm-cli.js");
+    await writeFile(npmCli, "console.log(JSON.stringify(process.argv.slice(2)));\n");
+    const platform = Object.getOwnPropertyDescriptor(process, "platform")!;
+    const execpath = process.env.npm_execpath;
+    Object.defineProperty(process, "platform", { ...platform, value: "win32" });
+    process.env.npm_execpath = npmCli;
+    try {
+      const grader = createCommandGrader({
+        id: "npm-test",
+        argv: ["npm", "test", "--silent"],
+        timeoutMs: 10_000,
+      });
+      const grade = await grader.grade(context(root, [], []));
+      const evidence = grade.checks[0]?.evidence as { argv: string[]; stdoutTail: string };
+      expect(evidence.argv).toEqual(npmArgv(["test", "--silent"]));
+      expect(evidence.argv).toEqual([process.execPath, npmCli, "test", "--silent"]);
+      expect(evidence.stdoutTail).toBe('["test","--silent"]\n');
+      expect(grade.passed).toBe(true);
+    } finally {
+      Object.defineProperty(process, "platform", platform);
+      if (execpath === undefined) delete process.env.npm_execpath;
+      else process.env.npm_execpath = execpath;
+    }
   });
 
   it("reports a program that cannot start as a failed check", async () => {

@@ -332,6 +332,170 @@ describe("capturePatch", () => {
   });
 });
 
+/**
+ * Runs `script` with node in the trial root, as a validation command such as `npm test` would run
+ * agent-written code: same user, the repository's own git config, nothing of the harness's.
+ */
+async function runAsAgent(root: string, script: string): Promise<void> {
+  const prelude = [
+    'const { execFileSync } = require("node:child_process");',
+    'const fs = require("node:fs");',
+    'const git = (...args) => execFileSync("git", args, { encoding: "utf8" }).trim();',
+  ].join("\n");
+  const result = await runCommand([process.execPath, "-e", `${prelude}\n${script}`], {
+    cwd: root,
+    env: minimalEnv({ GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" }),
+    timeoutMs: 30_000,
+  });
+  expect(result.exitCode, result.stderr).toBe(0);
+}
+
+/** A shell script that records that it ran by creating `marker`. */
+async function markerScript(name: string, marker: string): Promise<string> {
+  const script = join(base, name);
+  await writeFile(script, `#!/bin/sh\necho ran >> ${JSON.stringify(marker)}\nexit 0\n`);
+  await chmod(script, 0o755);
+  return script;
+}
+
+describe.skipIf(process.platform === "win32")(
+  "capturePatch after code run in the trial changed its repository",
+  () => {
+    it("runs no fsmonitor the trial planted and still reports a change the trial committed", async () => {
+      const workspace = await trial();
+      const marker = join(base, "fsmonitor-ran");
+      const monitor = await markerScript("monitor.sh", marker);
+      const originalConfig = await readFile(join(workspace.root, ".git", "config"), "utf8");
+      await runAsAgent(
+        workspace.root,
+        `fs.writeFileSync("docs/old.md", "rewritten by the agent\\n");
+       git("commit", "--quiet", "--all", "--message", "hide the change");
+       fs.appendFileSync(".git/config", "[core]\\n\\tfsmonitor = ${monitor}\\n");`,
+      );
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual(["docs/old.md"]);
+      expect(captured.patch).toContain("+rewritten by the agent");
+      await expect(stat(marker)).rejects.toThrow();
+      expect(await readFile(join(workspace.root, ".git", "config"), "utf8")).toBe(originalConfig);
+      expect(workspace.baselineCommit).toMatch(/^[0-9a-f]{40}$/);
+    });
+
+    it("overrides a planted fsmonitor even without a recorded baseline, though a plain git would run it", async () => {
+      const workspace = await trial();
+      const marker = join(base, "fsmonitor-ran");
+      const monitor = await markerScript("monitor.sh", marker);
+      await runAsAgent(
+        workspace.root,
+        `fs.writeFileSync("src/index.js", "changed\\n");
+       fs.appendFileSync(".git/config", "[core]\\n\\tfsmonitor = ${monitor}\\n");`,
+      );
+      const captured = await capturePatch(workspace.root, { tempDir: base });
+      expect(captured.changedFiles).toEqual(["src/index.js"]);
+      await expect(stat(marker)).rejects.toThrow();
+      // The planted setting is live: the agent's own git runs it.
+      await gitOut(workspace.root, ["status", "--short"]);
+      expect(await readFile(marker, "utf8")).toContain("ran");
+    });
+
+    it("runs no clean filter the trial defined and is not fooled by its index flags, info/exclude or replace refs", async () => {
+      const workspace = await trial();
+      const marker = join(base, "filter-ran");
+      const filter = await markerScript("filter.sh", marker);
+      await runAsAgent(
+        workspace.root,
+        `fs.writeFileSync("src/index.js", "export const add = (a, b) => a + b;\\n");
+       git("update-index", "--skip-worktree", "src/index.js");
+       fs.writeFileSync("src/extra.js", "new\\n");
+       fs.mkdirSync(".git/info", { recursive: true });
+       fs.writeFileSync(".git/info/exclude", "extra.js\\n");
+       fs.writeFileSync("docs/old.md", "edited\\n");
+       const baseline = git("rev-parse", "HEAD");
+       git("commit", "--quiet", "--all", "--message", "replacement");
+       git("replace", baseline, git("rev-parse", "HEAD"));
+       fs.writeFileSync(".gitattributes", "* filter=evil\\n");
+       fs.appendFileSync(".git/config", '[filter "evil"]\\n\\tclean = ${filter}\\n\\trequired = true\\n');`,
+      );
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual([
+        ".gitattributes",
+        "docs/old.md",
+        "src/extra.js",
+        "src/index.js",
+      ]);
+      expect(captured.patch).toContain("+export const add = (a, b) => a + b;");
+      await expect(stat(marker)).rejects.toThrow();
+    });
+
+    it("never writes through a config the trial replaced with a symlink", async () => {
+      const workspace = await trial();
+      const outside = join(base, "outside.txt");
+      await writeFile(outside, "not the harness's\n");
+      await runAsAgent(
+        workspace.root,
+        `fs.rmSync(".git/config");
+       fs.symlinkSync(${JSON.stringify(outside)}, ".git/config");
+       fs.writeFileSync("docs/old.md", "edited\\n");`,
+      );
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual(["docs/old.md"]);
+      expect(await readFile(outside, "utf8")).toBe("not the harness's\n");
+    });
+
+    it("leaves the trial's own index as it was, so a grader's git sees the agent's staging", async () => {
+      const workspace = await trial();
+      await writeTree(workspace.root, { "src/new.js": "new\n", "src/index.js": "changed\n" });
+      const index = join(workspace.root, ".git", "index");
+      const before = await readFile(index);
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual(["src/index.js", "src/new.js"]);
+      expect(await readFile(index)).toEqual(before);
+      expect(await gitOut(workspace.root, ["status", "--short"])).toBe(
+        " M src/index.js\n?? src/new.js\n",
+      );
+    });
+
+    it("is a patch-failed error naming the commit when the baseline commit is gone", async () => {
+      const workspace = await trial();
+      const sha = workspace.baselineCommit;
+      await rm(join(workspace.root, ".git", "objects", sha.slice(0, 2), sha.slice(2)));
+      const error = await workspace.capturePatch().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(WorkspaceError);
+      expect(error).toMatchObject({ code: "patch-failed", evidence: { commit: sha } });
+      expect((error as Error).message).toContain(sha);
+    });
+  },
+);
+
+describe("capturePatch with expected files", () => {
+  it("captures an expected file the fixture's .gitignore names, and no other ignored file", async () => {
+    const workspace = await trial();
+    await writeTree(workspace.root, {
+      "cache/report.txt": "the agent's report\n",
+      "cache/tool-cache.bin": "a validation command's cache\n",
+      "cache/kept.txt": "edited\n",
+    });
+    const captured = await workspace.capturePatch({
+      expectedFiles: ["cache/report.txt", "./cache/kept.txt", "cache/absent.txt", "cache"],
+    });
+    expect(captured.changedFiles).toEqual(["cache/kept.txt", "cache/report.txt"]);
+    expect(captured.patch).toContain("+the agent's report");
+    const standalone = await capturePatch(workspace.root, {
+      tempDir: base,
+      expectedFiles: ["cache/report.txt"],
+    });
+    expect(standalone.changedFiles).toEqual(["cache/kept.txt", "cache/report.txt"]);
+    const withoutExpected = await capturePatch(workspace.root, { tempDir: base });
+    expect(withoutExpected.changedFiles).toEqual(["cache/kept.txt"]);
+  });
+
+  it("reads an expected file name literally, never as a pathspec pattern", async () => {
+    const workspace = await trial();
+    await writeTree(workspace.root, { "cache/[a].txt": "bracket\n", "cache/a.txt": "plain\n" });
+    const captured = await workspace.capturePatch({ expectedFiles: ["cache/[a].txt"] });
+    expect(captured.changedFiles).toEqual(["cache/[a].txt"]);
+  });
+});
+
 describe("applyPatch", () => {
   it("refuses a patch that writes outside the directory", async () => {
     const patch = [

@@ -1,6 +1,7 @@
 // Field schemas shared by every manifest version. Each carries the message a person
 // sees when the field is wrong, and what the published JSON Schema should say.
 import { z } from "zod";
+import { isPlainArgv } from "../../policy/index.js";
 import { CODING_TOOLS } from "../experiment.js";
 import {
   normalizeChangeSurfacePath,
@@ -136,8 +137,8 @@ export const seed = integerFrom(0, 4_294_967_295).meta({
   description: "uint32 seed of the trial-order shuffle (mulberry32 + Fisher–Yates).",
 });
 
-/** Characters a shell would interpret; a validation command never needs them. */
-export const SHELL_METACHARACTERS = /[\u0000-\u001f\u007f;&|`$<>]/;
+/** What the Bash policy (`isPlainArgv`) accepts in a word, in words, for the error message. */
+const PLAIN_WORD_CHARACTERS = "letters, digits and _ . / : = @ % + , -";
 
 export const validationCommands = z
   .array(
@@ -147,10 +148,15 @@ export const validationCommands = z
           .string({ error: "expected an argument (string)" })
           .min(1, "expected a non-empty argument")
           .max(1000, "expected at most 1000 characters")
-          .refine(
-            (value) => !SHELL_METACHARACTERS.test(value),
-            "must not contain shell metacharacters (newline ; & | ` $ < >): each command is an argv list run without a shell",
-          ),
+          // The policy built from this list refuses anything else when the run starts, so the
+          // loader applies the very same rule now instead of letting a valid-looking run crash.
+          .superRefine((value, ctx) => {
+            if (value !== "" && !isPlainArgv([value]))
+              ctx.addIssue({
+                code: "custom",
+                message: `${JSON.stringify(value)} contains characters the Bash policy cannot allow (only ${PLAIN_WORD_CHARACTERS}): each command is an argv list matched word for word, never through a shell`,
+              });
+          }),
         { error: 'expected a command as an argv list, e.g. ["npm", "test"]' },
       )
       .min(1, 'expected a command as a non-empty argv list, e.g. ["npm", "test"]')

@@ -1,10 +1,12 @@
 // File-system checks of the paths a manifest names: they exist, have the right kind,
 // are not symbolic links, and stay inside the manifest's directory after every symlink
-// in their parents is resolved. Reads only.
+// in their parents is resolved; a fixture holds only what a trial workspace accepts.
+// Reads only.
 import type { Dirent } from "node:fs";
 import { lstat, readdir, realpath } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type InputProblem, isPathInside } from "../../shared/index.js";
+import { FIXTURE_GIT_DIR_REASON } from "../../workspace/index.js";
 import { portablePathProblem } from "./paths.js";
 
 export interface PathReference {
@@ -78,14 +80,18 @@ async function referenceProblems(
   return [];
 }
 
+/** What kind of entry makes a fixture unusable. */
+export type FixtureIrregularKind = "symlink" | "special" | "git-metadata";
+
 /**
- * Symbolic links and special files inside a fixture, as paths relative to it (sorted).
- * The root `.git` is skipped: trials get their own repository.
+ * Symbolic links, special files and git metadata (`.git` at any depth, the root one included:
+ * the trial workspace refuses it, so validation must too) inside a fixture, as paths relative to
+ * it, sorted. A `.git` directory is reported once, not walked.
  */
 export async function fixtureIrregularEntries(
   fixtureDir: string,
-): Promise<Array<{ path: string; kind: "symlink" | "special" }>> {
-  const found: Array<{ path: string; kind: "symlink" | "special" }> = [];
+): Promise<Array<{ path: string; kind: FixtureIrregularKind }>> {
+  const found: Array<{ path: string; kind: FixtureIrregularKind }> = [];
   const pending: string[] = [""];
   while (pending.length > 0) {
     const relativeDir = pending.pop()!;
@@ -96,9 +102,10 @@ export async function fixtureIrregularEntries(
       continue; // an unreadable directory fails the fixture snapshot with its own evidence
     }
     for (const entry of entries) {
-      if (relativeDir === "" && entry.name === ".git") continue;
       const path = relativeDir === "" ? entry.name : `${relativeDir}/${entry.name}`;
-      if (entry.isDirectory()) pending.push(path);
+      // Compared without case, as the workspace does: macOS and Windows treat `.GIT` as `.git`.
+      if (entry.name.toLowerCase() === ".git") found.push({ path, kind: "git-metadata" });
+      else if (entry.isDirectory()) pending.push(path);
       else if (entry.isSymbolicLink()) found.push({ path, kind: "symlink" });
       else if (!entry.isFile()) found.push({ path, kind: "special" });
     }
@@ -106,28 +113,39 @@ export async function fixtureIrregularEntries(
   return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
+function listed(paths: readonly string[]): string {
+  const more =
+    paths.length > MAX_FIXTURE_ENTRIES_REPORTED
+      ? ` and ${paths.length - MAX_FIXTURE_ENTRIES_REPORTED} more`
+      : "";
+  return `${paths.slice(0, MAX_FIXTURE_ENTRIES_REPORTED).join(", ")}${more}`;
+}
+
 async function fixtureContentProblems(
   manifestDir: string,
   reference: PathReference,
 ): Promise<InputProblem[]> {
   const irregular = await fixtureIrregularEntries(resolve(manifestDir, reference.path));
-  if (irregular.length === 0) return [];
-  const shown = irregular
-    .slice(0, MAX_FIXTURE_ENTRIES_REPORTED)
-    .map(
-      (entry) =>
-        `${entry.path}${entry.kind === "symlink" ? " (symbolic link)" : " (special file)"}`,
-    );
-  const more =
-    irregular.length > MAX_FIXTURE_ENTRIES_REPORTED
-      ? ` and ${irregular.length - MAX_FIXTURE_ENTRIES_REPORTED} more`
-      : "";
-  return [
-    {
+  const shownFixture = JSON.stringify(reference.path);
+  const problems: InputProblem[] = [];
+  const git = irregular.filter((entry) => entry.kind === "git-metadata");
+  if (git.length > 0)
+    problems.push({
       path: reference.field,
-      message: `${JSON.stringify(reference.path)} contains ${shown.join(", ")}${more}; a fixture may hold only regular files and directories (replace links with copies)`,
-    },
-  ];
+      message: `${shownFixture} contains ${listed(git.map((entry) => entry.path))}; ${FIXTURE_GIT_DIR_REASON}`,
+    });
+  const other = irregular.filter((entry) => entry.kind !== "git-metadata");
+  if (other.length > 0)
+    problems.push({
+      path: reference.field,
+      message: `${shownFixture} contains ${listed(
+        other.map(
+          (entry) =>
+            `${entry.path}${entry.kind === "symlink" ? " (symbolic link)" : " (special file)"}`,
+        ),
+      )}; a fixture may hold only regular files and directories (replace links with copies)`,
+    });
+  return problems;
 }
 
 /** Every problem with the referenced paths, in the order given. */

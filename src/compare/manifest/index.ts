@@ -11,7 +11,7 @@ export {
   type CompositionCatalog,
   checkCompositions,
 } from "./compositions.js";
-export { fixtureIrregularEntries } from "./files.js";
+export { type FixtureIrregularKind, fixtureIrregularEntries } from "./files.js";
 export {
   type LoadManifestOptions,
   type LoadManifestResult,

@@ -3,7 +3,8 @@
 // calls a callback-driven host would have made: a shell command is a `Bash` call (or, for a
 // handful of plain read-only commands and pipelines, the `Read`/`Glob`/`Grep` calls they amount
 // to), a file change is a `Write` or `Edit` of each path.
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, resolve } from "node:path";
+import { isPathInside } from "../../shared/index.js";
 import type { RolloutCall } from "./rollout.js";
 import type { CodexThreadItem } from "./sdk-types.js";
 
@@ -263,11 +264,6 @@ function readOnlyScript(script: string): AuditCall[] | null {
   return readOnlyCalls(first);
 }
 
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
-}
-
 /**
  * The policy calls of one shell script run in `cwd`: the read-only forms become reads of paths
  * resolved against `cwd`; anything else is a `Bash` call, plus a `Read` of `cwd` when the
@@ -286,7 +282,7 @@ export function commandAuditCalls(script: string, cwd: string, trialRoot: string
     });
   }
   const calls: AuditCall[] = [{ tool: "Bash", input: { command: script } }];
-  if (!isInside(trialRoot, cwd)) calls.push({ tool: "Read", input: { file_path: cwd } });
+  if (!isPathInside(trialRoot, cwd)) calls.push({ tool: "Read", input: { file_path: cwd } });
   return calls;
 }
 
