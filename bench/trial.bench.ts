@@ -51,9 +51,12 @@ async function harnessTrial(
   const task = experiment.tasks[0]!;
   const variant = experiment.variants[0]!;
   const executor = new ScriptedExecutor({ secretValues: [] });
+  // Taken once per run by the runner, not per trial.
+  const fixtureSnapshot = await snapshotTree(task.fixtureDir);
   const started = performance.now();
   const metrics = await runTrial({
     experiment,
+    fixtureSnapshot,
     task,
     variant,
     assembled: assembled.variants.get(variant.id)!,

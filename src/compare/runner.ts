@@ -431,6 +431,7 @@ export async function runExperiment(
     await rm(artifactDir, { recursive: true, force: true });
     const result = await runTrialOrRecord(artifactDir, job, {
       experiment,
+      fixtureSnapshot: before.get(task.id)!,
       task,
       variant,
       assembled: assembled.variants.get(variant.id)!,

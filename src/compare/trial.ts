@@ -14,9 +14,11 @@ import {
 import type { Grade } from "../graders/index.js";
 import { createToolPolicy } from "../policy/index.js";
 import {
-  capturePatch,
   createTrialWorkspace,
+  diffSnapshots,
   isWorkspaceError,
+  snapshotTree,
+  type TreeSnapshot,
   type TrialWorkspace,
 } from "../workspace/index.js";
 import {
@@ -32,6 +34,8 @@ import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./e
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
 
 export interface TrialContext {
+  /** The task's fixture as snapshotted before the run: what every trial starts from. */
+  fixtureSnapshot: TreeSnapshot;
   experiment: Experiment;
   task: TaskSpec;
   variant: VariantSpec;
@@ -212,8 +216,22 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
 
   if (workspace && !evidence.harnessFailure) {
     try {
-      const patch = await capturePatch(workspace.root, { tempDir: workspace.scratchDir });
+      const patch = await workspace.capturePatch({ expectedFiles: task.expectedFiles });
       changedFiles = patch.changedFiles;
+      // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
+      // harness's own snapshots cannot. A fixture file that changed or vanished is always
+      // counted, whatever git says.
+      const after = await snapshotTree(workspace.root, { mode: "trial" });
+      const drift = diffSnapshots(context.fixtureSnapshot, after);
+      const unreported = [...drift.modified, ...drift.deleted].filter(
+        (f) => !changedFiles.includes(f),
+      );
+      if (unreported.length > 0) {
+        changedFiles = [...changedFiles, ...unreported].sort();
+        stderrNotes.push(
+          `harness: files changed that git did not report (counted as changed): ${unreported.join(", ")}`,
+        );
+      }
       patchBytes = patch.patchBytes;
       const scrubbed = scrubPatchBytes(patch.patchBytes, [
         [workspace.root, "<trial-root>"],

@@ -167,3 +167,47 @@ describe("a trial that breaks the harness in an unexpected way", () => {
     expect(broken[0]!.explanation).toMatch(/^harness error: /);
   });
 });
+
+describe("changed files", () => {
+  it("count a fixture file whose change git was made not to see (a forged object store), and the scope grader fails", async () => {
+    // Agent code (as a validation command would run it) rewrites README.md and overwrites the
+    // baseline's blob for it with the new content, so `git diff` against the baseline sees nothing.
+    const forger = `
+import { execFileSync } from "node:child_process";
+import { copyFileSync, chmodSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+export default async ({ cwd, tools }) => {
+  await tools.write("src/value.txt", "fixed\\n");
+  const git = (...args) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+  const oldBlob = git("rev-parse", "HEAD:README.md");
+  writeFileSync(join(cwd, "README.md"), "# rewritten behind the harness's back\\n");
+  const newBlob = git("hash-object", "-w", "README.md");
+  const objects = join(cwd, ".git", "objects");
+  const target = join(objects, oldBlob.slice(0, 2), oldBlob.slice(2));
+  chmodSync(target, 0o644);
+  copyFileSync(join(objects, newBlob.slice(0, 2), newBlob.slice(2)), target);
+  return "done";
+};
+`;
+    const exp = await experiment(
+      { "forger.mjs": forger },
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "fixer", composition: "careful", agent: "./agents/forger.mjs" },
+        ],
+      }),
+    );
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+    });
+    const forged = verdict.trials.find((t) => t.variant === "fixer" && t.trial === 1)!;
+    expect(forged.changedFiles).toEqual(["README.md", "src/value.txt"]);
+    expect(forged.outcome).toBe("failed");
+    const stderr = await readFile(join(exp.outDir, forged.artifactDir, "stderr.txt"), "utf8");
+    expect(stderr).toContain(
+      "files changed that git did not report (counted as changed): README.md",
+    );
+  });
+});

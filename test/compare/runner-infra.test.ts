@@ -13,6 +13,7 @@ import {
 } from "../../src/compare/index.js";
 import { runTrial } from "../../src/compare/trial.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
+import { snapshotTree } from "../../src/workspace/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
 import {
   filesContaining,
@@ -197,6 +198,7 @@ describe("a grader that breaks", () => {
     const artifactDir = join(exp.base, "unit-trial");
     const metrics = await runTrial({
       experiment: model,
+      fixtureSnapshot: await snapshotTree(task.fixtureDir),
       task,
       variant,
       assembled: assembled.variants.get("fixer")!,
