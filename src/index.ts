@@ -108,8 +108,10 @@ export {
 } from "./stats/index.js";
 export {
   applyPatch,
+  type CapturePatchOptions,
   capturePatch,
   createTrialWorkspace,
+  type GitBaseline,
   snapshotTree,
   WorkspaceError,
 } from "./workspace/index.js";
