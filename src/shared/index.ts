@@ -4,6 +4,7 @@ export {
   type CommandResult,
   minimalEnv,
   npmArgv,
+  QUIET_NPM_ENV,
   type RunCommandOptions,
   runCommand,
 } from "./process.js";

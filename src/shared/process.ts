@@ -169,6 +169,18 @@ export function minimalEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/**
+ * Switches that keep npm quiet and offline for commands the harness or an agent runs
+ * (validation commands and graders often call npm; it must not look for updates, funding or
+ * audits on the network).
+ */
+export const QUIET_NPM_ENV: Readonly<Record<string, string>> = {
+  NO_UPDATE_NOTIFIER: "1",
+  npm_config_update_notifier: "false",
+  npm_config_fund: "false",
+  npm_config_audit: "false",
+};
+
 /** The argv that starts npm without a shell (on Windows through its npm-cli.js entry point). */
 export function npmArgv(args: readonly string[]): string[] {
   if (process.platform === "win32") {

@@ -3,7 +3,7 @@ import { devNull } from "node:os";
 import { dirname, join } from "node:path";
 import { glob as globFiles } from "tinyglobby";
 import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../policy/index.js";
-import { minimalEnv, npmArgv, runCommand } from "../../shared/index.js";
+import { minimalEnv, npmArgv, QUIET_NPM_ENV, runCommand } from "../../shared/index.js";
 import type { TraceEvent } from "../receipt.js";
 import { redact } from "../redact.js";
 import type {
@@ -56,10 +56,7 @@ export function commandEnv(scratchDir: string): NodeJS.ProcessEnv {
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: devNull,
     GIT_TERMINAL_PROMPT: "0",
-    NO_UPDATE_NOTIFIER: "1",
-    npm_config_update_notifier: "false",
-    npm_config_fund: "false",
-    npm_config_audit: "false",
+    ...QUIET_NPM_ENV,
   });
 }
 

@@ -2,6 +2,7 @@
 // their SDKs have the same permission surface. The types are structural; each host assigns the
 // bridge's callbacks to its own SDK's `HookCallback` and `CanUseTool`, so the compiler checks the
 // fit, and passes in how an allowed call is answered (the one place the hosts differ).
+import { canonicalJson } from "../../ir/index.js";
 import type { PolicyDecision, ToolPolicy } from "../../policy/index.js";
 import type { ReceiptBuilder } from "./common.js";
 
@@ -77,18 +78,6 @@ export interface ClaudeLikePermissionBridge<Allow> {
   ): Promise<Allow | { behavior: "deny"; message: string }>;
   /** Tool-use ids the policy decided, for an after-run check that no call ran undecided. */
   decidedToolUseIds(): ReadonlySet<string>;
-}
-
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === "object" && !Array.isArray(inner)
-      ? Object.fromEntries(
-          Object.entries(inner as Record<string, unknown>).sort(([a], [b]) =>
-            a < b ? -1 : a > b ? 1 : 0,
-          ),
-        )
-      : inner,
-  );
 }
 
 /**

@@ -106,16 +106,7 @@ export function buildAgentEnv(
   return { ...env, ...overrides };
 }
 
-/**
- * Switches that keep npm quiet and offline for the commands an agent runs (validation commands
- * often call npm; it must not look for updates, funding or audits on the network).
- */
-export const QUIET_NPM_ENV: Readonly<Record<string, string>> = {
-  NO_UPDATE_NOTIFIER: "1",
-  npm_config_update_notifier: "false",
-  npm_config_fund: "false",
-  npm_config_audit: "false",
-};
+export { QUIET_NPM_ENV } from "../../shared/index.js";
 
 /**
  * The strings a receipt masks, each once, longest first so that a secret containing another is

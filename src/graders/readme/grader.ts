@@ -1,6 +1,6 @@
 import { lstat, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { npmArgv, runCommand } from "../../shared/index.js";
+import { npmArgv, QUIET_NPM_ENV, runCommand } from "../../shared/index.js";
 import { type CommandEvidence, commandEvidence, describeOutcome } from "../output.js";
 import { evaluateScope } from "../scope.js";
 import { resolveInsideTrial } from "../trial-paths.js";
@@ -250,9 +250,7 @@ async function gradePackageTests(session: Session, timeoutMs: number): Promise<G
     cwd: session.realRoot,
     env: {
       ...sandboxEnv(session.sandbox.home),
-      npm_config_update_notifier: "false",
-      npm_config_fund: "false",
-      npm_config_audit: "false",
+      ...QUIET_NPM_ENV,
     },
     timeoutMs,
     maxOutputBytes: 64 * 1024,
