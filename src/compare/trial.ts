@@ -216,12 +216,19 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
 
   if (workspace && !evidence.harnessFailure) {
     try {
-      const patch = await workspace.capturePatch({ expectedFiles: task.expectedFiles });
+      const after = await snapshotTree(workspace.root, { mode: "trial" });
+      // Expected files can only be hidden by an ignore rule when some .gitignore exists;
+      // without one git needs no extra pass for them.
+      const ignoreRules = after.files.some(
+        (f) => f.path === ".gitignore" || f.path.endsWith("/.gitignore"),
+      );
+      const patch = await workspace.capturePatch({
+        expectedFiles: ignoreRules ? task.expectedFiles : [],
+      });
       changedFiles = patch.changedFiles;
       // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
       // harness's own snapshots cannot. A fixture file that changed or vanished is always
       // counted, whatever git says.
-      const after = await snapshotTree(workspace.root, { mode: "trial" });
       const drift = diffSnapshots(context.fixtureSnapshot, after);
       const unreported = [...drift.modified, ...drift.deleted].filter(
         (f) => !changedFiles.includes(f),

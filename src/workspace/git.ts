@@ -151,11 +151,21 @@ export async function createBaseline(
     root,
     home,
   );
-  const head = await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home);
   return {
-    commit: head.stdout.trim(),
+    commit: await readHeadCommit(join(root, ".git")),
     config: await readFile(join(root, ".git", "config"), "utf8"),
+    index: await readFile(join(root, ".git", "index")),
   };
+}
+
+/** HEAD's commit id, read from the repository the harness just created (no git process needed). */
+async function readHeadCommit(gitDir: string): Promise<string> {
+  const head = (await readFile(join(gitDir, "HEAD"), "utf8")).trim();
+  const ref = /^ref: (refs\/heads\/[^\s]+)$/.exec(head);
+  const commit = ref ? (await readFile(join(gitDir, ref[1]!), "utf8")).trim() : head;
+  if (!/^[0-9a-f]{40,64}$/.test(commit))
+    throw new WorkspaceError("git-failed", "the baseline commit could not be read", { head });
+  return commit;
 }
 
 function parseNumstat(output: Buffer): { entries: PatchEntry[]; patch: Buffer } {
@@ -291,7 +301,8 @@ export async function capturePatch(
   try {
     if (options.baseline !== undefined) await restoreRepository(root, options.baseline);
     const commit = await baselineCommit(root, home, options.baseline);
-    await git(["read-tree", commit], root, home, "patch-failed", env);
+    if (options.baseline !== undefined) await writeFile(indexFile, options.baseline.index);
+    else await git(["read-tree", commit], root, home, "patch-failed", env);
     await git(["add", "--all", "--intent-to-add"], root, home, "patch-failed", env);
     const ignored = await ignoredExpectedFiles(root, home, options.expectedFiles ?? [], env);
     if (ignored.length > 0) {

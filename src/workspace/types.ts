@@ -101,6 +101,11 @@ export interface GitBaseline {
   commit: string;
   /** The text of `.git/config` as the harness wrote it. */
   config: string;
+  /**
+   * The index right after the baseline commit, kept in memory: capture starts from it (its
+   * stat data spares git re-reading unchanged files) instead of the trial's own index.
+   */
+  index: Uint8Array;
 }
 
 export interface CapturePatchOptions {
