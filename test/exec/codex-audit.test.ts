@@ -13,7 +13,7 @@ import { classifyCodexFailure, reconnectKind } from "../../src/exec/codex/classi
 import { codexConfig, toToml } from "../../src/exec/codex/config.js";
 import { parseRollout, type RolloutCall } from "../../src/exec/codex/rollout.js";
 
-const ROOT = "/work/trial";
+const ROOT = "/srv/trial";
 
 describe("reading Codex's shell commands", () => {
   it("undoes Codex's shell wrapper in each quoting it uses", () => {
