@@ -8,6 +8,7 @@ export {
   type TrialClassification,
   type TrialEvidence,
 } from "./classify.js";
+export { ExperimentInputError } from "./errors.js";
 export * from "./experiment.js";
 export * from "./manifest/index.js";
 export { planTrials, trialArtifactDir, trialDirName } from "./plan.js";
@@ -19,12 +20,9 @@ export {
   type TrialChange,
 } from "./regrade.js";
 export {
-  buildVerdictDocument,
-  ExperimentInputError,
-  loadTrialDetails,
   type RunExperimentOptions,
   type RunExperimentResult,
   type RunProgress,
   runExperiment,
-  writeVerdictFiles,
 } from "./runner.js";
+export { buildVerdictDocument, loadTrialDetails, writeVerdictFiles } from "./verdict.js";

@@ -19,8 +19,8 @@ import { assembleExperiment } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { gradeInfrastructureProblem, prepareGraders } from "./graders.js";
 import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
-import { buildVerdictDocument, writeVerdictFiles } from "./runner.js";
 import { mapStrings } from "./trial.js";
+import { buildVerdictDocument, writeVerdictFiles } from "./verdict.js";
 
 export interface RegradeOptions {
   /** Read the manifest from here instead of where the run recorded it. */

@@ -1,16 +1,14 @@
 // The comparison runner (I/O): assemble, freeze the tasks, run every planned trial in its
 // own workspace (several at once when asked), re-check the fixtures, decide the verdict
-// and write every artifact under --out (SPEC §4.3, §5.3).
+// and write every artifact under --out (SPEC §4.3, §5.3). Judging and writing the verdict
+// live in verdict.ts, what --resume may reuse in resume.ts, one trial in trial.ts.
 
-import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { type Executor, type HostId, redactText, secretValuesFromEnv } from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
-import { renderHtmlReport, renderMarkdownReport, type TrialDetails } from "../report/index.js";
-import { type InputProblem, InvalidInputError } from "../shared/index.js";
-import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
+import type { InputProblem } from "../shared/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
   FROZEN_TASK_VERSION,
@@ -19,18 +17,17 @@ import {
   type RunManifest,
   TRIAL_METRICS_VERSION,
   type TrialMetrics,
-  trialMetricsSchema,
-  VERDICT_VERSION,
   type VerdictDocument,
-  type VerdictTrial,
-  validationDocumentSchema,
 } from "./artifacts-contract.js";
-import { type AssembledVariant, assembleExperiment } from "./assemble.js";
+import { assembleExperiment } from "./assemble.js";
+import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { type PreparedGrader, prepareGraders } from "./graders.js";
 import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
+import { collectResumable, hashAgents } from "./resume.js";
 import { runTrial } from "./trial.js";
+import { buildVerdictDocument, writeVerdictFiles } from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
@@ -80,9 +77,6 @@ export interface RunExperimentResult {
   outDir: string;
 }
 
-/** Input problems found before any trial ran (bad --out, unresolvable composition, bad contract). */
-export class ExperimentInputError extends InvalidInputError {}
-
 async function snapshotFixtures(experiment: Experiment): Promise<Map<string, TreeSnapshot>> {
   const snapshots = new Map<string, TreeSnapshot>();
   for (const task of experiment.tasks) {
@@ -95,43 +89,6 @@ async function snapshotFixtures(experiment: Experiment): Promise<Map<string, Tre
     }
   }
   return snapshots;
-}
-
-function toTrialRecord(metrics: TrialMetrics): TrialRecord {
-  const t = metrics.tokens;
-  const tokens =
-    t === null || Object.values(t).every((v) => v === null)
-      ? null
-      : {
-          uncachedInput: t.uncachedInput ?? 0,
-          cacheRead: t.cacheRead ?? 0,
-          cacheWrite: t.cacheWrite ?? 0,
-          output: t.output ?? 0,
-          reasoning: t.reasoning ?? 0,
-        };
-  return {
-    variant: metrics.variant,
-    task: metrics.task,
-    trial: metrics.trial,
-    outcome: metrics.outcome,
-    score: metrics.outcome === "infrastructure_error" ? null : metrics.score,
-    costUsd: metrics.costUsd,
-    credits: metrics.credits,
-    tokens,
-    turns: metrics.turns,
-    durationMs: metrics.durationMs,
-  };
-}
-
-async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
-  try {
-    const parsed = trialMetricsSchema.safeParse(
-      JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")),
-    );
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Runs `worker` over `items` with at most `limit` in flight, in order of the list. */
@@ -148,123 +105,6 @@ async function runPool<T>(
     }
   });
   await Promise.all(lanes);
-}
-
-/** The verdict document from finished trials (also used by regrade). */
-export function buildVerdictDocument(input: {
-  experiment: Experiment;
-  assembled: Map<string, AssembledVariant>;
-  metrics: readonly TrialMetrics[];
-  fixturesUnchanged: boolean;
-  evidence: VerdictDocument["evidence"];
-  startedAt: string;
-  finishedAt: string;
-  regradeOf?: string | null;
-}): VerdictDocument {
-  const { experiment } = input;
-  const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
-  const statistics = computeVerdictStatistics(sorted.map(toTrialRecord), {
-    baseline: experiment.baseline,
-    policy: experiment.verdict,
-    variants: experiment.variants.map((v) => v.id),
-    tasks: experiment.tasks.map((t) => t.id),
-  });
-  const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
-  const reason = input.fixturesUnchanged
-    ? statistics.reason
-    : "a source fixture changed during the run, so no verdict is given (the trials' evidence is kept)";
-  const trials: VerdictTrial[] = sorted.map(({ schemaVersion: _s, graders: _g, ...rest }) => ({
-    ...rest,
-    artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
-  }));
-  return {
-    schemaVersion: VERDICT_VERSION,
-    status,
-    reason,
-    host: experiment.runtime.host,
-    baseline: experiment.baseline,
-    variants: experiment.variants.map((variant) => {
-      const assembled = input.assembled.get(variant.id);
-      return {
-        id: variant.id,
-        label: variant.label,
-        composition: variant.composition,
-        runtimeProfile: variant.runtimeProfile ?? null,
-        isBaseline: variant.isBaseline,
-        revisionId: assembled?.revision.revisionId ?? "",
-        resolutionStatus: assembled?.report.status ?? "unknown",
-        degraded: assembled?.degraded ?? [],
-      };
-    }),
-    tasks: experiment.tasks.map((t) => t.id),
-    trialsPerCell: experiment.trials.count,
-    fixturesUnchanged: input.fixturesUnchanged,
-    evidence: input.evidence,
-    statistics,
-    trials,
-    startedAt: input.startedAt,
-    finishedAt: input.finishedAt,
-    regradeOf: input.regradeOf ?? null,
-  };
-}
-
-/** Reads what the HTML report shows of each trial from its folder; a missing file shows as empty. */
-export async function loadTrialDetails(
-  outDir: string,
-  verdict: VerdictDocument,
-  validationFile = "validation.json",
-): Promise<Map<string, TrialDetails>> {
-  const details = new Map<string, TrialDetails>();
-  const text = (dir: string, name: string) =>
-    readFile(join(outDir, dir, name), "utf8").catch(() => "");
-  for (const trial of verdict.trials) {
-    const dir = trial.artifactDir;
-    const [patch, response, decisionsText, validationText] = await Promise.all([
-      text(dir, "patch.diff"),
-      text(dir, "response.txt"),
-      text(dir, "permission-decisions.json"),
-      text(dir, validationFile),
-    ]);
-    const decisions = (safeJson(decisionsText) as { decisions?: unknown } | undefined)?.decisions;
-    const validation = validationDocumentSchema.safeParse(safeJson(validationText));
-    details.set(dir, {
-      patch,
-      response,
-      decisions: Array.isArray(decisions) ? (decisions as TrialDetails["decisions"]) : [],
-      checks: validation.success
-        ? validation.data.grades.flatMap((g) =>
-            g.checks.map((c) => ({
-              grader: g.grader,
-              id: c.id,
-              passed: c.passed,
-              detail: c.detail,
-            })),
-          )
-        : [],
-    });
-  }
-  return details;
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes `<stem>.json`, `<stem>.md` and `<stem>.html` for a verdict. */
-export async function writeVerdictFiles(
-  outDir: string,
-  verdict: VerdictDocument,
-  stem = "verdict",
-  validationFile = "validation.json",
-): Promise<void> {
-  await writeFile(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
-  await writeFile(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
-  const details = await loadTrialDetails(outDir, verdict, validationFile);
-  await writeFile(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
 }
 
 function fixtureHashes(snapshots: Map<string, TreeSnapshot>): Record<string, string> {
@@ -529,58 +369,5 @@ async function runTrialOrRecord(
     await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);
     await writeFile(join(artifactDir, "metrics.json"), `${JSON.stringify(metrics, null, 2)}\n`);
     return metrics;
-  }
-}
-
-/** sha256 of each variant's scripted agent module or oracle patch (null for built-ins and real hosts). */
-async function hashAgents(experiment: Experiment): Promise<Record<string, string | null>> {
-  const hashes: Record<string, string | null> = {};
-  for (const variant of experiment.variants) {
-    const agent = variant.agent;
-    const file =
-      agent?.kind === "module"
-        ? agent.modulePath
-        : agent?.kind === "oracle"
-          ? agent.patchFile
-          : null;
-    hashes[variant.id] =
-      file === null
-        ? null
-        : `sha256:${createHash("sha256")
-            .update(await readFile(file))
-            .digest("hex")}`;
-  }
-  return hashes;
-}
-
-async function collectResumable(
-  outDir: string,
-  experiment: Experiment,
-  jobs: readonly TrialJob[],
-  current: RunManifest,
-  reusable: Map<number, TrialMetrics>,
-): Promise<void> {
-  let previous: RunManifest | undefined;
-  try {
-    previous = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as RunManifest;
-  } catch {
-    return; // nothing to resume: a fresh run into an empty or new directory
-  }
-  const same =
-    previous.evidence?.inputsHash !== undefined &&
-    previous.evidence.inputsHash === current.evidence.inputsHash;
-  if (!same) {
-    throw new ExperimentInputError(join(outDir, "manifest.json"), [
-      {
-        path: "--resume",
-        message:
-          "the earlier run in this directory used different inputs (manifest, harness, fixture, prompt, grader contract, agent module or trial count); resume only the same experiment, or choose a new --out",
-      },
-    ]);
-  }
-  for (const job of jobs) {
-    const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
-    const finished = await readFinishedTrial(dir);
-    if (finished && finished.seq === job.seq) reusable.set(job.seq, finished);
   }
 }

@@ -1,0 +1,159 @@
+// Judging a run (pure) and writing its verdict files (I/O): from finished trials' metrics to
+// verdict.json, verdict.md and verdict.html. Used by `compare run` and `compare regrade`.
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { renderHtmlReport, renderMarkdownReport, type TrialDetails } from "../report/index.js";
+import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
+import {
+  type TrialMetrics,
+  VERDICT_VERSION,
+  type VerdictDocument,
+  type VerdictTrial,
+  validationDocumentSchema,
+} from "./artifacts-contract.js";
+import type { AssembledVariant } from "./assemble.js";
+import type { Experiment } from "./experiment.js";
+import { trialArtifactDir } from "./plan.js";
+
+export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
+  const t = metrics.tokens;
+  const tokens =
+    t === null || Object.values(t).every((v) => v === null)
+      ? null
+      : {
+          uncachedInput: t.uncachedInput ?? 0,
+          cacheRead: t.cacheRead ?? 0,
+          cacheWrite: t.cacheWrite ?? 0,
+          output: t.output ?? 0,
+          reasoning: t.reasoning ?? 0,
+        };
+  return {
+    variant: metrics.variant,
+    task: metrics.task,
+    trial: metrics.trial,
+    outcome: metrics.outcome,
+    score: metrics.outcome === "infrastructure_error" ? null : metrics.score,
+    costUsd: metrics.costUsd,
+    credits: metrics.credits,
+    tokens,
+    turns: metrics.turns,
+    durationMs: metrics.durationMs,
+  };
+}
+
+/** The verdict document from finished trials (also used by regrade). */
+export function buildVerdictDocument(input: {
+  experiment: Experiment;
+  assembled: Map<string, AssembledVariant>;
+  metrics: readonly TrialMetrics[];
+  fixturesUnchanged: boolean;
+  evidence: VerdictDocument["evidence"];
+  startedAt: string;
+  finishedAt: string;
+  regradeOf?: string | null;
+}): VerdictDocument {
+  const { experiment } = input;
+  const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
+  const statistics = computeVerdictStatistics(sorted.map(toTrialRecord), {
+    baseline: experiment.baseline,
+    policy: experiment.verdict,
+    variants: experiment.variants.map((v) => v.id),
+    tasks: experiment.tasks.map((t) => t.id),
+  });
+  const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
+  const reason = input.fixturesUnchanged
+    ? statistics.reason
+    : "a source fixture changed during the run, so no verdict is given (the trials' evidence is kept)";
+  const trials: VerdictTrial[] = sorted.map(({ schemaVersion: _s, graders: _g, ...rest }) => ({
+    ...rest,
+    artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
+  }));
+  return {
+    schemaVersion: VERDICT_VERSION,
+    status,
+    reason,
+    host: experiment.runtime.host,
+    baseline: experiment.baseline,
+    variants: experiment.variants.map((variant) => {
+      const assembled = input.assembled.get(variant.id);
+      return {
+        id: variant.id,
+        label: variant.label,
+        composition: variant.composition,
+        runtimeProfile: variant.runtimeProfile ?? null,
+        isBaseline: variant.isBaseline,
+        revisionId: assembled?.revision.revisionId ?? "",
+        resolutionStatus: assembled?.report.status ?? "unknown",
+        degraded: assembled?.degraded ?? [],
+      };
+    }),
+    tasks: experiment.tasks.map((t) => t.id),
+    trialsPerCell: experiment.trials.count,
+    fixturesUnchanged: input.fixturesUnchanged,
+    evidence: input.evidence,
+    statistics,
+    trials,
+    startedAt: input.startedAt,
+    finishedAt: input.finishedAt,
+    regradeOf: input.regradeOf ?? null,
+  };
+}
+
+/** Reads what the HTML report shows of each trial from its folder; a missing file shows as empty. */
+export async function loadTrialDetails(
+  outDir: string,
+  verdict: VerdictDocument,
+  validationFile = "validation.json",
+): Promise<Map<string, TrialDetails>> {
+  const details = new Map<string, TrialDetails>();
+  const text = (dir: string, name: string) =>
+    readFile(join(outDir, dir, name), "utf8").catch(() => "");
+  for (const trial of verdict.trials) {
+    const dir = trial.artifactDir;
+    const [patch, response, decisionsText, validationText] = await Promise.all([
+      text(dir, "patch.diff"),
+      text(dir, "response.txt"),
+      text(dir, "permission-decisions.json"),
+      text(dir, validationFile),
+    ]);
+    const decisions = (safeJson(decisionsText) as { decisions?: unknown } | undefined)?.decisions;
+    const validation = validationDocumentSchema.safeParse(safeJson(validationText));
+    details.set(dir, {
+      patch,
+      response,
+      decisions: Array.isArray(decisions) ? (decisions as TrialDetails["decisions"]) : [],
+      checks: validation.success
+        ? validation.data.grades.flatMap((g) =>
+            g.checks.map((c) => ({
+              grader: g.grader,
+              id: c.id,
+              passed: c.passed,
+              detail: c.detail,
+            })),
+          )
+        : [],
+    });
+  }
+  return details;
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes `<stem>.json`, `<stem>.md` and `<stem>.html` for a verdict. */
+export async function writeVerdictFiles(
+  outDir: string,
+  verdict: VerdictDocument,
+  stem = "verdict",
+  validationFile = "validation.json",
+): Promise<void> {
+  await writeFile(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
+  await writeFile(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
+  const details = await loadTrialDetails(outDir, verdict, validationFile);
+  await writeFile(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
+}
