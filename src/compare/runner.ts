@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { type Executor, type HostId, redactText, secretValuesFromEnv } from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
 import type { InputProblem } from "../shared/index.js";
+import { canStopEarly, type StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
   FROZEN_TASK_VERSION,
@@ -27,7 +28,7 @@ import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
 import { collectResumable, hashAgents } from "./resume.js";
 import { runTrial } from "./trial.js";
-import { buildVerdictDocument, writeVerdictFiles } from "./verdict.js";
+import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
@@ -64,6 +65,11 @@ export interface RunExperimentOptions {
   signal?: AbortSignal;
   /** Parent of the trials' temporary directories (default: the OS temp directory). */
   tempParent?: string;
+  /**
+   * Stop starting trials once no outcome of the remaining ones can change the verdict's
+   * status (sequential stopping; trials already running finish). Off by default.
+   */
+  stopEarly?: boolean;
   /** How long past its timeout an executor may take to return before its trial is abandoned (default 30 s). */
   executorGraceMs?: number;
   /** Wall clock for startedAt/finishedAt. */
@@ -260,8 +266,24 @@ export async function runExperiment(
   const pending = jobs.filter((job) => !reusable.has(job.seq));
   let ran = 0;
 
+  // Sequential stopping (opt-in): once no outcome of the remaining trials can change the
+  // status, the trials not yet started are skipped.
+  let settled: StoppingDecision | undefined;
+  const settle = () => {
+    if (!options.stopEarly || settled !== undefined) return;
+    const decision = canStopEarly(metrics.map(toTrialRecord), {
+      baseline: experiment.baseline,
+      policy: experiment.verdict,
+      variants: experiment.variants.map((v) => v.id),
+      tasks: experiment.tasks.map((t) => t.id),
+      plannedTrials: experiment.trials.count,
+    });
+    if (decision.canStop) settled = decision;
+  };
+  settle();
+
   await runPool(pending, concurrency, async (job) => {
-    if (options.signal?.aborted) return;
+    if (options.signal?.aborted || settled !== undefined) return;
     const task = experiment.tasks.find((t) => t.id === job.task)!;
     const variant = experiment.variants.find((v) => v.id === job.variant)!;
     const artifactDir = join(
@@ -292,6 +314,7 @@ export async function runExperiment(
       return;
     }
     metrics.push(result);
+    settle();
     ran += 1;
     progress.done += 1;
     if (result.outcome === "passed") progress.passed += 1;
@@ -322,6 +345,11 @@ export async function runExperiment(
   if (options.signal?.aborted && metrics.length < jobs.length) {
     verdict.status = "infrastructure_error";
     verdict.reason = `the run was interrupted after ${metrics.length} of ${jobs.length} trials; run again with --resume to finish it`;
+  } else if (settled?.status && metrics.length < jobs.length && fixturesUnchanged) {
+    // The status the remaining trials could no longer change; the statistics stay those of
+    // the trials that ran.
+    verdict.status = settled.status;
+    verdict.reason = `stopped early after ${metrics.length} of ${jobs.length} trials, the status being settled: ${settled.reason}`;
   }
   await writeVerdictFiles(outDir, verdict);
   return { verdict, outDir };

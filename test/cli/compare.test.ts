@@ -302,3 +302,29 @@ describe("harness-compare (alias of harness compare)", () => {
     expect(run.stdout).toContain("valid harness-compare.v2 manifest");
   });
 });
+
+describe("compare run --stop-early", () => {
+  it("stops once the status is settled and says so in the summary", async () => {
+    const exp = await makeExperiment({
+      manifest: syntheticManifest({
+        trials: { count: 12, seed: 1, order: "sequential" },
+        concurrency: 1,
+        verdict: { policy: "paired-v1", alpha: 0.05, minTrials: 2, maxCostRatio: 1.25 },
+      }),
+    });
+    try {
+      const run = await runHarness([
+        "compare",
+        "run",
+        exp.manifestPath,
+        "--out",
+        exp.outDir,
+        "--stop-early",
+      ]);
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toMatch(/^verdict: accept — stopped early after \d+ of 24 trials/);
+    } finally {
+      await exp.cleanup();
+    }
+  });
+});

@@ -211,3 +211,32 @@ export default async ({ cwd, tools }) => {
     );
   });
 });
+
+describe("--stop-early", () => {
+  it("stops starting trials once the status is settled, and says so; without it every trial runs", async () => {
+    const manifest = syntheticManifest({
+      trials: { count: 12, seed: 1, order: "sequential" },
+      concurrency: 1,
+      verdict: { policy: "paired-v1", alpha: 0.05, minTrials: 2, maxCostRatio: 1.25 },
+    });
+    const early = await experiment({}, manifest);
+    const { verdict } = await runManifest(early.manifestPath, {
+      outDir: early.outDir,
+      tempParent: early.trialsDir,
+      stopEarly: true,
+    });
+    expect(verdict.status).toBe("accept");
+    expect(verdict.trials.length).toBeLessThan(24);
+    expect(verdict.reason).toMatch(
+      /^stopped early after \d+ of 24 trials, the status being settled: /,
+    );
+
+    const full = await experiment({}, manifest);
+    const complete = await runManifest(full.manifestPath, {
+      outDir: full.outDir,
+      tempParent: full.trialsDir,
+    });
+    expect(complete.verdict.trials).toHaveLength(24);
+    expect(complete.verdict.status).toBe("accept");
+  });
+});

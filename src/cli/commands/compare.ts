@@ -20,6 +20,7 @@ interface RunOptions {
   json?: boolean;
   concurrency?: number;
   resume?: boolean;
+  stopEarly?: boolean;
 }
 
 function positiveInt(name: string, max: number) {
@@ -56,6 +57,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .option(
       "--resume",
       "finish an interrupted run in --out: keep its finished trials and run the rest",
+    )
+    .option(
+      "--stop-early",
+      "stop starting trials once no outcome of the remaining ones can change the verdict's status",
     )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
@@ -154,6 +159,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       manifestHash: loaded.manifestHash,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.resume ? { resume: true } : {}),
+      ...(options.stopEarly ? { stopEarly: true } : {}),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
       signal: controller.signal,
