@@ -1,18 +1,20 @@
 import { readFile } from "node:fs/promises";
 import { InvalidInputError } from "./validation.js";
 
+/** Why a file could not be read, for a person: `file not found`, `is a directory; expected …`. */
+export function fileReadProblem(error: unknown, expected = "a file"): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENOENT") return "file not found";
+  if (code === "EISDIR") return `is a directory; expected ${expected}`;
+  return `cannot read (${code ?? String(error)})`;
+}
+
 /** Reads a UTF-8 file; a missing or unreadable file becomes an InvalidInputError naming it. */
 export async function readTextFile(path: string): Promise<string> {
   try {
     return await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT"
-        ? "file not found"
-        : code === "EISDIR"
-          ? "is a directory, expected a file"
-          : `cannot read (${code ?? String(error)})`;
+    const reason = fileReadProblem(error);
     throw new InvalidInputError(path, [{ path: "(file)", message: reason }], reason);
   }
 }

@@ -1,4 +1,10 @@
-export { jsonErrorLocation, jsonErrorOffset, readJsonFile, readTextFile } from "./files.js";
+export {
+  fileReadProblem,
+  jsonErrorLocation,
+  jsonErrorOffset,
+  readJsonFile,
+  readTextFile,
+} from "./files.js";
 export { isPathInside } from "./paths.js";
 export {
   type CommandResult,

@@ -10,6 +10,7 @@ import {
   type SourceInput,
 } from "../../language/index.js";
 import { resolveComposition } from "../../resolver/index.js";
+import { fileReadProblem } from "../../shared/index.js";
 import { type CliIO, EXIT, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 
@@ -56,14 +57,7 @@ async function readSources(files: readonly string[], io: CliIO): Promise<SourceI
       try {
         return { uri: file, text: await readFile(resolvePath(io.cwd, file), "utf8") };
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const reason =
-          code === "ENOENT"
-            ? "file not found"
-            : code === "EISDIR"
-              ? "is a directory; pass .harness files"
-              : `cannot be read (${code ?? String(error)})`;
-        throw new UsageError(`${file}: ${reason}`);
+        throw new UsageError(`${file}: ${fileReadProblem(error, ".harness files")}`);
       }
     }),
   );

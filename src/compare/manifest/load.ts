@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import { type InputProblem, jsonErrorLocation } from "../../shared/index.js";
+import { fileReadProblem, type InputProblem, jsonErrorLocation } from "../../shared/index.js";
 import { type Experiment, HOSTS } from "../experiment.js";
 import { parseAgentReference } from "./agents.js";
 import { experimentFromV1, experimentFromV2, experimentWarnings } from "./build.js";
@@ -250,14 +250,9 @@ export async function loadManifest(
   try {
     bytes = await readFile(manifestPath);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason =
-      code === "ENOENT"
-        ? "file not found"
-        : code === "EISDIR"
-          ? "is a directory; expected a manifest JSON file"
-          : `cannot read (${code ?? String(error)})`;
-    return fail(manifestPath, [{ path: FILE, message: reason }]);
+    return fail(manifestPath, [
+      { path: FILE, message: fileReadProblem(error, "a manifest JSON file") },
+    ]);
   }
   const manifestHash = createHash("sha256").update(bytes).digest("hex");
   let text: string;
