@@ -13,6 +13,7 @@ import {
 } from "../exec/index.js";
 import type { Grade } from "../graders/index.js";
 import { createToolPolicy } from "../policy/index.js";
+import { escapeRegExp, replaceLongestFirst } from "../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
@@ -100,10 +101,6 @@ function toolSettings(experiment: Experiment) {
 
 /** The prefix `createTrialWorkspace` gives every trial's temporary directory. */
 const TRIAL_TEMP_PREFIX = "harnesslab-trial-";
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 /**
  * Replaces trial temp directories under `parents` by their placeholders. The workspace scrubs its
@@ -392,12 +389,10 @@ function scrubPatchBytes(
   replacements: ReadonlyArray<readonly [string, string]>,
 ): { bytes: Buffer; redacted: boolean } {
   // latin1 maps every byte to one code unit and back, so replacing in it is byte-exact.
-  let text = Buffer.from(bytes).toString("latin1");
-  const original = text;
-  const ordered = [...replacements]
-    .filter(([from]) => from.length > 0)
-    .sort((a, b) => b[0].length - a[0].length);
-  for (const [from, to] of ordered)
-    text = text.split(Buffer.from(from, "utf8").toString("latin1")).join(to);
+  const original = Buffer.from(bytes).toString("latin1");
+  const text = replaceLongestFirst(
+    original,
+    replacements.map(([from, to]) => [Buffer.from(from, "utf8").toString("latin1"), to] as const),
+  );
   return { bytes: Buffer.from(text, "latin1"), redacted: text !== original };
 }

@@ -1,4 +1,4 @@
-import type { CommandResult } from "../shared/index.js";
+import { type CommandResult, replaceLongestFirst } from "../shared/index.js";
 
 /** Characters of stdout/stderr kept in evidence: enough to show a failing assertion or stack. */
 export const OUTPUT_TAIL_CHARS = 4000;
@@ -15,11 +15,7 @@ export function tail(text: string, limit = OUTPUT_TAIL_CHARS): string {
  * Longer paths are replaced first so a path and its realpath never leave fragments.
  */
 export function scrubPaths(text: string, replacements: ReadonlyMap<string, string>): string {
-  let out = text;
-  const ordered = [...replacements].filter(([from]) => from.length > 0);
-  ordered.sort((a, b) => b[0].length - a[0].length);
-  for (const [from, to] of ordered) out = out.split(from).join(to);
-  return out;
+  return replaceLongestFirst(text, replacements);
 }
 
 /** What a grader keeps of a finished command: outcome and output tails, paths scrubbed. */

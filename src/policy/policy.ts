@@ -11,7 +11,7 @@ import {
   relativeInside,
   resolvePhysicalPath,
 } from "./paths.js";
-import { summarizeInput } from "./summary.js";
+import { replaceRootAliases, summarizeInput } from "./summary.js";
 import { normalizeToolName, TOOL_KINDS } from "./tools.js";
 import type {
   CanonicalTool,
@@ -225,11 +225,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
       tool: String(toolName),
       inputSummary: summarizeInput(tool, input, [config.trialRoot, root]),
       decision: verdict.decision,
-      reason: verdict.reason
-        .split(root)
-        .join("<trial-root>")
-        .split(config.trialRoot)
-        .join("<trial-root>"),
+      reason: replaceRootAliases(verdict.reason, [config.trialRoot, root]),
       rule: verdict.rule,
       atMs: Math.max(0, now() - startedAt),
     };

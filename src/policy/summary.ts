@@ -4,6 +4,8 @@
  * look like credentials are masked even inside commands and URLs.
  */
 
+import { replaceLongestFirst } from "../shared/index.js";
+
 const MAX_SUMMARY = 200;
 const MAX_FIELD = 120;
 
@@ -33,13 +35,10 @@ export function maskCredentials(text: string): string {
 
 /** Replaces every alias of the trial root (longest first, so a realpath inside a symlinked tmp wins). */
 export function replaceRootAliases(text: string, aliases: readonly string[]): string {
-  let out = text;
-  for (const alias of [...new Set(aliases)]
-    .filter((a) => a.length > 1)
-    .sort((a, b) => b.length - a.length)) {
-    out = out.split(alias).join("<trial-root>");
-  }
-  return out;
+  return replaceLongestFirst(
+    text,
+    aliases.filter((a) => a.length > 1).map((a) => [a, "<trial-root>"] as const),
+  );
 }
 
 function clip(text: string, limit: number): string {

@@ -14,6 +14,7 @@ export {
   type RunCommandOptions,
   runCommand,
 } from "./process.js";
+export { escapeRegExp, replaceLongestFirst } from "./text.js";
 export {
   formatJsonPath,
   formatProblems,

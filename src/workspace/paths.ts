@@ -1,3 +1,5 @@
+import { replaceLongestFirst } from "../shared/index.js";
+
 /**
  * Replaces every spelling of the trial root in `text` with a placeholder. Pass both the path and
  * its realpath (macOS reaches /tmp through /private/tmp, and tools report either); on Windows the
@@ -18,9 +20,8 @@ export function replaceTrialRoot(
       spellings.add(path.replace(/\\/g, "\\\\"));
     }
   }
-  let out = text;
-  for (const spelling of [...spellings].sort((a, b) => b.length - a.length)) {
-    out = out.split(spelling).join(placeholder);
-  }
-  return out;
+  return replaceLongestFirst(
+    text,
+    [...spellings].map((spelling) => [spelling, placeholder] as const),
+  );
 }

@@ -1,3 +1,4 @@
+import { escapeRegExp } from "../../shared/index.js";
 import type { GradeCheck } from "../types.js";
 import type { ReadmePackageContract } from "./contract.js";
 import { allCode, normalizeHeading, type ReadmeDocument } from "./markdown.js";
@@ -31,10 +32,6 @@ export function makeCheck(
     detail,
     ...(evidence === undefined ? {} : { evidence }),
   };
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /**
