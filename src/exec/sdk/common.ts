@@ -52,8 +52,18 @@ export function installedPackageDir(packageName: string): string | null {
   return null;
 }
 
-/** The installed version of a package, or null when it cannot be found. */
+const versionCache = new Map<string, string | null>();
+
+/**
+ * The installed version of a package, or null when it cannot be found. Looked up once per
+ * process: every receipt names it, and the installation does not change during a run.
+ */
 export function installedVersion(packageName: string): string | null {
+  if (!versionCache.has(packageName)) versionCache.set(packageName, lookUpVersion(packageName));
+  return versionCache.get(packageName) ?? null;
+}
+
+function lookUpVersion(packageName: string): string | null {
   const dir = installedPackageDir(packageName);
   if (dir !== null) {
     try {
