@@ -31,6 +31,18 @@ export type TrialInfraReason = z.infer<typeof trialInfraReasonSchema>;
 
 const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
+/** An earlier attempt of a trial that ended in an infrastructure error and was run again (--retry-infra). */
+export const trialAttemptSchema = z.strictObject({
+  attempt: z.int().min(1),
+  infraReason: trialInfraReasonSchema.nullable(),
+  explanation: z.string(),
+  /** Its artifacts, relative to the trial's folder (e.g. `attempts/1`). */
+  dir: z.string(),
+  durationMs: z.number().min(0),
+  costUsd: z.number().min(0).nullable(),
+});
+export type TrialAttempt = z.infer<typeof trialAttemptSchema>;
+
 /** `metrics.json`: the grade summary and the run's measurements for one trial. */
 export const trialMetricsSchema = z.strictObject({
   schemaVersion: z.literal(TRIAL_METRICS_VERSION),
@@ -66,6 +78,8 @@ export const trialMetricsSchema = z.strictObject({
   turns: z.int().min(0).nullable(),
   toolCalls: z.int().min(0).nullable(),
   permissionDenials: z.int().min(0),
+  /** Earlier attempts that ended in infrastructure errors (oldest first); the trial's own files are its last attempt's. */
+  retriedAttempts: z.array(trialAttemptSchema).default([]),
 });
 export type TrialMetrics = z.infer<typeof trialMetricsSchema>;
 
@@ -117,6 +131,20 @@ export const verdictDocumentSchema = z.strictObject({
   trials: z.array(verdictTrialSchema),
   startedAt: z.string(),
   finishedAt: z.string(),
+  /** `--retry-infra`: how often a trial may be re-run after an infrastructure error, and what the retries did. */
+  infraRetries: z
+    .strictObject({
+      limit: z.int().min(0),
+      /** Trials run more than once. */
+      trialsRetried: z.int().min(0),
+      /** Attempts beyond each trial's first. */
+      extraAttempts: z.int().min(0),
+      /** Retried trials whose last attempt was not an infrastructure error. */
+      recovered: z.int().min(0),
+      /** USD the retried attempts reported (not in the statistics, which count each trial's last attempt). */
+      extraCostUsd: z.number().min(0).nullable(),
+    })
+    .default({ limit: 0, trialsRetried: 0, extraAttempts: 0, recovered: 0, extraCostUsd: null }),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
   regradeOf: z.string().nullable(),
 });

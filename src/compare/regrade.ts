@@ -234,6 +234,7 @@ export async function regradeRun(
     startedAt,
     finishedAt: now().toISOString(),
     regradeOf: "verdict.json",
+    retryLimit: previous.infraRetries.limit,
   });
   await writeVerdictFiles(outDir, verdict, stem, validationFile);
   return { stem, previous, verdict, changes, notes };

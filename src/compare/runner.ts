@@ -392,6 +392,7 @@ async function runTrialOrRecord(
       turns: null,
       toolCalls: null,
       permissionDenials: 0,
+      retriedAttempts: [],
     };
     await mkdir(artifactDir, { recursive: true });
     await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);

@@ -319,6 +319,7 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     turns: receipt?.turns ?? null,
     toolCalls: receipt?.toolCalls ?? null,
     permissionDenials: decisions.filter((d) => d.decision === "deny").length,
+    retriedAttempts: [],
   };
   if (receipt?.error) stderrNotes.push(`executor: ${receipt.error}`);
   if (evidence.harnessFailure)

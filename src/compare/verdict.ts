@@ -51,6 +51,8 @@ export function buildVerdictDocument(input: {
   startedAt: string;
   finishedAt: string;
   regradeOf?: string | null;
+  /** The --retry-infra limit the trials ran with (0: no retries). */
+  retryLimit?: number;
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
@@ -95,7 +97,25 @@ export function buildVerdictDocument(input: {
     trials,
     startedAt: input.startedAt,
     finishedAt: input.finishedAt,
+    infraRetries: summarizeRetries(sorted, input.retryLimit ?? 0),
     regradeOf: input.regradeOf ?? null,
+  };
+}
+
+function summarizeRetries(
+  metrics: readonly TrialMetrics[],
+  limit: number,
+): VerdictDocument["infraRetries"] {
+  const retried = metrics.filter((m) => m.retriedAttempts.length > 0);
+  const costs = retried.flatMap((m) =>
+    m.retriedAttempts.flatMap((a) => (a.costUsd === null ? [] : [a.costUsd])),
+  );
+  return {
+    limit,
+    trialsRetried: retried.length,
+    extraAttempts: retried.reduce((sum, m) => sum + m.retriedAttempts.length, 0),
+    recovered: retried.filter((m) => m.outcome !== "infrastructure_error").length,
+    extraCostUsd: costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0),
   };
 }
 

@@ -7,12 +7,14 @@ import type {
   DurationSummary,
   PassAtKCurves,
   PassAtKPoint,
+  RateInterval,
   RateSummary,
   TokenSummary,
   TokenUsage,
   TrialRecord,
   VariantAggregate,
 } from "./contract.js";
+import { wilsonInterval } from "./intervals.js";
 import { type Layout, type LayoutOptions, layoutOf } from "./layout.js";
 import { passAtKCurve } from "./pass-at-k.js";
 
@@ -89,6 +91,14 @@ function durationSummary(trials: readonly TrialRecord[]): DurationSummary | null
   };
 }
 
+const RATE_INTERVAL_LEVEL = 0.95;
+
+function passRateInterval(passed: number, completed: number): RateInterval | null {
+  if (completed === 0) return null;
+  const { lower, upper } = wilsonInterval(passed, completed, 1 - RATE_INTERVAL_LEVEL);
+  return { lower, upper, level: RATE_INTERVAL_LEVEL, method: "wilson" };
+}
+
 /** Counts and metrics shared by a cell and a variant (over whatever trials are given). */
 function summarize(trials: readonly TrialRecord[]) {
   const completed = trials.filter(isCompleted);
@@ -105,6 +115,7 @@ function summarize(trials: readonly TrialRecord[]) {
     failed: completed.length - passed,
     infraErrors,
     passRate,
+    passRateInterval: passRateInterval(passed, completed.length),
     meanScore: mean(completed.filter((t) => t.score !== null).map((t) => t.score as number)),
     costUsd: amountSummary(trials, (t) => t.costUsd),
     credits: amountSummary(trials, (t) => t.credits),

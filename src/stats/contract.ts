@@ -116,6 +116,15 @@ export const passAtKCurvesSchema = z.strictObject({
 });
 export type PassAtKCurves = z.infer<typeof passAtKCurvesSchema>;
 
+/** A 95% Wilson score interval for a pass rate over completed trials (infrastructure errors left out). */
+export const rateIntervalSchema = z.strictObject({
+  lower: z.number().min(0).max(1),
+  upper: z.number().min(0).max(1),
+  level: z.number().gt(0).lt(1),
+  method: z.literal("wilson"),
+});
+export type RateInterval = z.infer<typeof rateIntervalSchema>;
+
 const trialCountsShape = {
   trials: count,
   /** Trials that were not infrastructure errors (passed + failed). */
@@ -124,6 +133,8 @@ const trialCountsShape = {
   failed: count,
   infraErrors: count,
   passRate: rateSummarySchema,
+  /** Interval for `passRate.excludingInfra`; null with no completed trial. */
+  passRateInterval: rateIntervalSchema.nullable(),
   /** Mean grade over completed trials that have one. */
   meanScore: z.number().min(0).max(100).nullable(),
   costUsd: amountSummarySchema.nullable(),

@@ -20,6 +20,7 @@ export {
   type PairedPolicy,
   type PassAtKCurves,
   type PassAtKPoint,
+  type RateInterval,
   type RateSummary,
   type StoppingDecision,
   type StoppingOptions,
