@@ -1,3 +1,4 @@
+export { removeAtomicLeftovers, writeFileAtomic } from "./atomic-file.js";
 export {
   fileReadProblem,
   jsonErrorLocation,
@@ -6,8 +7,10 @@ export {
   readTextFile,
 } from "./files.js";
 export { isPathInside } from "./paths.js";
+export { runPool } from "./pool.js";
 export {
   type CommandResult,
+  killRunningCommands,
   minimalEnv,
   npmArgv,
   QUIET_NPM_ENV,

@@ -65,6 +65,20 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/** Leaders of the process groups `runCommand` started that have not exited yet. */
+const liveGroups = new Set<number>();
+
+/**
+ * Kills, at once and synchronously, every process group `runCommand` started that is still
+ * running. For a process about to exit without waiting for its commands (a second Ctrl-C):
+ * each group is detached from the terminal's, so nothing else would stop it.
+ */
+export function killRunningCommands(signal: NodeJS.Signals = "SIGKILL"): number {
+  const pids = [...liveGroups];
+  for (const pid of pids) killGroup(pid, signal);
+  return pids.length;
+}
+
 /**
  * Runs `argv` without a shell, in its own process group, and kills the whole group
  * (children included) on timeout or abort. Never throws for the child's behaviour:
@@ -139,6 +153,8 @@ export function runCommand(
       });
       return;
     }
+    const leader = child.pid;
+    if (leader !== undefined) liveGroups.add(leader);
     const timer = setTimeout(() => {
       timedOut = true;
       stop();
@@ -152,6 +168,7 @@ export function runCommand(
       // The leader exited; nothing it left running in its group (a server started in the
       // background by a test script, say) may outlive the command.
       killGroup(child.pid, "SIGKILL");
+      if (leader !== undefined) liveGroups.delete(leader);
       finish(code, signal);
     });
     child.stdin?.on("error", () => {});

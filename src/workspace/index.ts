@@ -2,7 +2,12 @@ export { diffSnapshots } from "./diff.js";
 export { type ApplyPatchResult, applyPatch, capturePatch } from "./git.js";
 export { replaceTrialRoot } from "./paths.js";
 export { snapshotTree } from "./snapshot.js";
-export { createTrialWorkspace } from "./trial.js";
+export {
+  type AbandonedTempRemoval,
+  createTrialWorkspace,
+  removeAbandonedTrialTemp,
+  TRIAL_TEMP_PREFIX,
+} from "./trial.js";
 export {
   type CapturedPatch,
   type CapturePatchOptions,

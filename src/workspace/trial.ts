@@ -1,7 +1,9 @@
+import { randomBytes } from "node:crypto";
 import {
   chmod,
   constants,
   copyFile,
+  lstat,
   mkdir,
   mkdtemp,
   readdir,
@@ -9,7 +11,7 @@ import {
   rm,
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { mapLimit } from "./pool.js";
@@ -18,6 +20,10 @@ import { WorkspaceError } from "./types.js";
 import { walkTree } from "./walk.js";
 
 const COPY_CONCURRENCY = 16;
+
+/** Every trial's temporary directory is `<temp parent>/harnesslab-trial-<letters and digits>`. */
+export const TRIAL_TEMP_PREFIX = "harnesslab-trial-";
+const TRIAL_TEMP_NAME = /^harnesslab-trial-[A-Za-z0-9]+$/;
 
 /**
  * Copies a fixture file by file. The walk refuses symlinks, special files and `.git` before
@@ -77,6 +83,52 @@ async function removeTree(dir: string): Promise<void> {
   }
 }
 
+/** Names the directory, lets the caller record it, then creates it (exclusively, owner only). */
+async function reserveTempDir(
+  parent: string,
+  beforeCreate: (tempDir: string) => Promise<void>,
+): Promise<string> {
+  for (;;) {
+    const tempDir = join(parent, `${TRIAL_TEMP_PREFIX}${randomBytes(6).toString("hex")}`);
+    await beforeCreate(tempDir);
+    try {
+      await mkdir(tempDir, { mode: 0o700 });
+      return tempDir;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+}
+
+export type AbandonedTempRemoval = "removed" | "absent" | "refused";
+
+/**
+ * Removes the temporary directory of a trial whose process died before cleaning up, named by a
+ * record that process left. The record is trusted no further than this: the path must be a
+ * real directory (not a link), owned by this user, named like a trial's temporary directory,
+ * directly inside `tempParent`; anything else is `refused` and left alone.
+ */
+export async function removeAbandonedTrialTemp(
+  tempDir: string,
+  tempParent: string,
+): Promise<AbandonedTempRemoval> {
+  if (!isAbsolute(tempDir) || resolve(tempDir) !== tempDir) return "refused";
+  if (dirname(tempDir) !== resolve(tempParent) || !TRIAL_TEMP_NAME.test(basename(tempDir)))
+    return "refused";
+  let stats: Awaited<ReturnType<typeof lstat>>;
+  try {
+    stats = await lstat(tempDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "absent";
+    return "refused";
+  }
+  if (!stats.isDirectory()) return "refused";
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) return "refused";
+  await removeTree(tempDir);
+  return "removed";
+}
+
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:
  *
@@ -94,8 +146,11 @@ export async function createTrialWorkspace(
   options: CreateTrialWorkspaceOptions = {},
 ): Promise<TrialWorkspace> {
   let tempDir: string;
+  const parent = options.tempParent ?? tmpdir();
   try {
-    tempDir = await mkdtemp(join(options.tempParent ?? tmpdir(), "harnesslab-trial-"));
+    tempDir = options.beforeCreate
+      ? await reserveTempDir(parent, options.beforeCreate)
+      : await mkdtemp(join(parent, TRIAL_TEMP_PREFIX));
   } catch (error) {
     throw new WorkspaceError(
       "copy-failed",

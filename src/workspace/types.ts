@@ -151,4 +151,10 @@ export interface TrialWorkspace {
 export interface CreateTrialWorkspaceOptions {
   /** Parent of the trial's temporary directory; defaults to the OS temp directory. */
   tempParent?: string;
+  /**
+   * Called with the temporary directory's path before the directory exists, so the caller can
+   * record it somewhere a later run will look (a process killed at any point then leaves no
+   * directory nobody knows of). If it throws, nothing is created.
+   */
+  beforeCreate?: (tempDir: string) => Promise<void>;
 }
