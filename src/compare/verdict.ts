@@ -1,8 +1,14 @@
 // Judging a run (pure) and writing its verdict files (I/O): from finished trials' metrics to
 // verdict.json, verdict.md and verdict.html. Used by `compare run` and `compare regrade`.
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { renderHtmlReport, renderMarkdownReport, type TrialDetails } from "../report/index.js";
+import {
+  renderHtmlReport,
+  renderMarkdownReport,
+  type TrialDecision,
+  type TrialDetails,
+} from "../report/index.js";
+import { writeFileAtomic } from "../shared/index.js";
 import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
 import {
   type TrialMetrics,
@@ -119,7 +125,11 @@ function summarizeRetries(
   };
 }
 
-/** Reads what the HTML report shows of each trial from its folder; a missing file shows as empty. */
+/**
+ * Reads what the HTML report shows of each trial from its folder. A missing or unreadable file
+ * shows as empty: the report renders whatever evidence is left. Everything read here is untrusted
+ * (the renderer escapes it); odd shapes in permission-decisions.json are read field by field.
+ */
 export async function loadTrialDetails(
   outDir: string,
   verdict: VerdictDocument,
@@ -130,9 +140,11 @@ export async function loadTrialDetails(
     readFile(join(outDir, dir, name), "utf8").catch(() => "");
   for (const trial of verdict.trials) {
     const dir = trial.artifactDir;
-    const [patch, response, decisionsText, validationText] = await Promise.all([
+    const [patch, response, stderr, trace, decisionsText, validationText] = await Promise.all([
       text(dir, "patch.diff"),
       text(dir, "response.txt"),
+      text(dir, "stderr.txt"),
+      text(dir, "trace.jsonl"),
       text(dir, "permission-decisions.json"),
       text(dir, validationFile),
     ]);
@@ -141,7 +153,9 @@ export async function loadTrialDetails(
     details.set(dir, {
       patch,
       response,
-      decisions: Array.isArray(decisions) ? (decisions as TrialDetails["decisions"]) : [],
+      stderr,
+      trace,
+      decisions: Array.isArray(decisions) ? decisions.map(readDecision) : [],
       checks: validation.success
         ? validation.data.grades.flatMap((g) =>
             g.checks.map((c) => ({
@@ -155,6 +169,22 @@ export async function loadTrialDetails(
     });
   }
   return details;
+}
+
+function readDecision(value: unknown): TrialDecision {
+  const record = (typeof value === "object" && value !== null ? value : {}) as Record<
+    string,
+    unknown
+  >;
+  const text = (key: string) => (typeof record[key] === "string" ? (record[key] as string) : "");
+  return {
+    seq: typeof record.seq === "number" ? record.seq : null,
+    tool: text("tool"),
+    decision: text("decision"),
+    rule: text("rule"),
+    reason: text("reason"),
+    inputSummary: text("inputSummary"),
+  };
 }
 
 function safeJson(text: string): unknown {
@@ -172,8 +202,9 @@ export async function writeVerdictFiles(
   stem = "verdict",
   validationFile = "validation.json",
 ): Promise<void> {
-  await writeFile(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
-  await writeFile(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
+  // Each file is whole or absent, whenever the process dies (a resumed run writes them again).
+  await writeFileAtomic(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
+  await writeFileAtomic(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
   const details = await loadTrialDetails(outDir, verdict, validationFile);
-  await writeFile(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
+  await writeFileAtomic(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
 }

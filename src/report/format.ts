@@ -26,12 +26,71 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-/** Escapes text for a Markdown table cell. */
+/**
+ * Escapes text for a Markdown table cell: a pipe or a newline would break the row, and `<` could
+ * start raw HTML in a viewer that renders it.
+ */
 export function cell(text: string): string {
-  return text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ");
+  return text
+    .replace(/\|/g, "\\|")
+    .replace(/\r?\n/g, " ")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;");
 }
 
 /** A confidence level in percent (no sign), exact enough to tell 97.5 from 98.3333 (Bonferroni-adjusted levels). */
 export function levelPercent(level: number): string {
   return String(Number((level * 100).toFixed(4)));
+}
+
+/** A pass-rate interval as `[4%–62%]`; `—` when there is none. */
+export function rateInterval(
+  interval: { lower: number; upper: number } | null | undefined,
+): string {
+  if (interval === null || interval === undefined) return "—";
+  return `[${percent(interval.lower)}–${percent(interval.upper)}]`;
+}
+
+/** A token count for a table: `950`, `12.3k`, `4.56M`. */
+export function tokenCount(value: number | null | undefined): string {
+  if (value === null || value === undefined) return "—";
+  if (value < 1000) return String(Math.round(value));
+  if (value < 1_000_000) return `${(value / 1000).toFixed(value < 10_000 ? 2 : 1)}k`;
+  return `${(value / 1_000_000).toFixed(2)}M`;
+}
+
+/** Shortens text to `max` characters, saying how much was left out. */
+export function clipText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+const STATUS_LABELS = {
+  accept: "ACCEPT",
+  reject: "REJECT",
+  need_more_work: "NEED MORE WORK",
+  infrastructure_error: "INFRASTRUCTURE ERROR",
+} as const;
+
+/** `need_more_work` → `NEED MORE WORK`. */
+export function statusLabel(status: keyof typeof STATUS_LABELS): string {
+  return STATUS_LABELS[status];
+}
+
+/** A trial's tokens as `in / out` (input counts cache reads and writes); `—` when not reported. */
+export function trialTokens(
+  tokens: {
+    uncachedInput: number | null;
+    cacheRead: number | null;
+    cacheWrite: number | null;
+    output: number | null;
+  } | null,
+): string {
+  if (tokens === null) return "—";
+  const parts = [tokens.uncachedInput, tokens.cacheRead, tokens.cacheWrite];
+  const input = parts.every((p) => p === null)
+    ? null
+    : parts.reduce<number>((a, b) => a + (b ?? 0), 0);
+  if (input === null && tokens.output === null) return "—";
+  return `${tokenCount(input)} / ${tokenCount(tokens.output)}`;
 }

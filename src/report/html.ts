@@ -1,143 +1,343 @@
-import type { VerdictDocument } from "../compare/artifacts-contract.js";
-import { duration, levelPercent, num, percent, signedPoints, usd } from "./format.js";
+import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
+import type { Comparison, RateInterval, VariantAggregate } from "../stats/index.js";
+import {
+  duration,
+  levelPercent,
+  num,
+  percent,
+  signedPoints,
+  statusLabel,
+  trialTokens,
+  usd,
+} from "./format.js";
+import { HTML_STYLE } from "./html-style.js";
+import { esc, href } from "./html-text.js";
+import { evidenceLimits, outcomeBadge, renderTrialEvidence, trialAnchor } from "./html-trial.js";
+import {
+  MEASURE_HEADERS,
+  type MeasureTexts,
+  measureTexts,
+  passAtKColumns,
+  passAtKText,
+} from "./measures.js";
+import type { HtmlReportOptions, TrialDetails } from "./types.js";
 
-/** What the HTML report shows of one trial beyond verdict.json, read from its folder by the caller. */
-export interface TrialDetails {
-  patch: string;
-  response: string;
-  /** Permission decisions: tool, decision, reason. */
-  decisions: Array<{ tool: string; decision: string; reason: string; inputSummary?: string }>;
-  /** Failed and passed checks per grader. */
-  checks: Array<{ grader: string; id: string; passed: boolean; detail: string }>;
+// Agent-controlled text is everywhere in this page, so it allows nothing but inline styles and
+// data: images: no script, no remote request, no form, even if escaping were ever missed.
+const CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'";
+
+/** A small bar: the interval as a band on [0, 100%], the point estimate as a tick. */
+function rateBar(rate: number | null, interval: RateInterval | null): string {
+  if (interval === null || rate === null) return "";
+  const at = (x: number) => `${(x * 100).toFixed(1)}%`;
+  return `<span class="bar" aria-hidden="true"><span class="band" style="left:${at(interval.lower)};width:${at(interval.upper - interval.lower)}"></span><span class="tick" style="left:${at(rate)}"></span></span>`;
 }
 
-const MAX_INLINE = 60_000;
-
-function esc(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;");
+/** The same for a difference: the scale is −100 … +100 points, with 0 marked. */
+function differenceBar(c: Comparison): string {
+  if (c.interval === null || c.difference === null) return "";
+  const at = (x: number) => `${((x + 1) * 50).toFixed(1)}%`;
+  const side = c.interval.lower > 0 ? "up" : c.interval.upper < 0 ? "down" : "";
+  return `<span class="bar diffbar" aria-hidden="true"><span class="zero"></span><span class="band ${side}" style="left:${at(c.interval.lower)};width:${((c.interval.upper - c.interval.lower) * 50).toFixed(1)}%"></span><span class="tick" style="left:${at(c.difference)}"></span></span>`;
 }
 
-function clip(text: string): string {
-  return text.length > MAX_INLINE
-    ? `${text.slice(0, MAX_INLINE)}\n… (${text.length - MAX_INLINE} more characters in the trial folder)`
-    : text;
+function measureCells(
+  m: MeasureTexts,
+  agg:
+    | { passRate: { excludingInfra: number | null }; passRateInterval: RateInterval | null }
+    | undefined,
+): string {
+  const infra =
+    m.infraAsFailure === null
+      ? ""
+      : `<div class="sub">${m.infraAsFailure} with infra errors as failures</div>`;
+  return [
+    `<td class="num">${m.passedOfCompleted}</td>`,
+    `<td class="num rate"><strong>${m.passRate}</strong> <span class="ci">${m.interval}</span>${rateBar(agg?.passRate.excludingInfra ?? null, agg?.passRateInterval ?? null)}${infra}</td>`,
+    `<td class="num${m.infraErrors !== "0" && m.infraErrors !== "—" ? " warn" : ""}">${m.infraErrors}</td>`,
+    `<td class="num">${m.meanScore}</td>`,
+    `<td class="num">${m.passAt1}</td>`,
+    `<td class="num">${m.passAtLargestK}</td>`,
+    `<td class="num">${m.meanCost}</td>`,
+    `<td class="num">${m.tokens}</td>`,
+    `<td class="num">${m.turns}</td>`,
+    `<td class="num">${m.duration}</td>`,
+  ].join("");
 }
 
-const STYLE = `
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;padding:0 1rem;color:#1d1f23;background:#fff}
-h1{font-size:1.6rem;margin-bottom:.2rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}th,td{border:1px solid #d8dbe0;padding:.3rem .5rem;text-align:left;vertical-align:top}
-th{background:#f3f4f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.status{display:inline-block;padding:.15rem .6rem;border-radius:4px;font-weight:600;color:#fff}
-.accept{background:#1a7f37}.reject{background:#cf222e}.need_more_work{background:#9a6700}.infrastructure_error{background:#57606a}
-.passed{color:#1a7f37;font-weight:600}.failed{color:#cf222e;font-weight:600}.infrastructure_error-outcome{color:#57606a;font-weight:600}
-pre{background:#f6f8fa;border:1px solid #d8dbe0;padding:.5rem;overflow:auto;max-height:28rem;font-size:12px}
-details{margin:.3rem 0}summary{cursor:pointer}.muted{color:#57606a}.deny{color:#cf222e}.allow{color:#1a7f37}
-code{font-size:12px}
-`;
+const MEASURE_TH = [
+  MEASURE_HEADERS.passedOfCompleted,
+  MEASURE_HEADERS.passRate,
+  MEASURE_HEADERS.infraErrors,
+  MEASURE_HEADERS.meanScore,
+  MEASURE_HEADERS.passAt1,
+  MEASURE_HEADERS.passAtLargestK,
+  MEASURE_HEADERS.meanCost,
+  MEASURE_HEADERS.tokens,
+  MEASURE_HEADERS.turns,
+  MEASURE_HEADERS.duration,
+]
+  .map((h) => `<th>${esc(h)}</th>`)
+  .join("");
 
-/** verdict.html: a static, self-contained page (no scripts, no remote assets). */
+function variantsSection(verdict: VerdictDocument): string {
+  const aggs = verdict.statistics?.aggregates.variants ?? [];
+  // Most runs degrade nothing: the column then gives way to a line under the table.
+  const anyDegraded = verdict.variants.some((v) => v.degraded.length > 0);
+  const out = [
+    '<section id="variants"><h2>Variants</h2>',
+    `<div class="scroll-x"><table class="main" id="variants-table"><thead><tr><th>variant</th><th>composition · revision</th>${MEASURE_TH}${anyDegraded ? "<th>degraded components</th>" : ""}</tr></thead><tbody>`,
+  ];
+  for (const variant of verdict.variants) {
+    const agg = aggs.find((v) => v.variant === variant.id);
+    out.push(
+      `<tr${variant.isBaseline ? ' class="baseline"' : ""}><td><strong>${esc(variant.id)}</strong>${variant.isBaseline ? ' <span class="tag">baseline</span>' : ""}${variant.label && variant.label !== variant.id ? `<div class="sub">${esc(variant.label)}</div>` : ""}</td>` +
+        `<td>${esc(variant.composition)}<div class="sub"><code>${esc(variant.revisionId)}</code></div></td>` +
+        measureCells(measureTexts(agg), agg) +
+        (anyDegraded
+          ? `<td>${variant.degraded.map((d) => `<code class="warn">${esc(d)}</code>`).join(" ") || '<span class="muted">none</span>'}</td>`
+          : "") +
+        "</tr>",
+    );
+  }
+  out.push("</tbody></table></div>");
+  out.push(
+    passAtKTable(
+      verdict.variants.map((v) => v.id),
+      aggs,
+    ),
+  );
+  out.push(
+    `<p class="note">Pass rates count completed trials (infrastructure errors left out); the bracket is a 95% Wilson score interval, drawn as the band (the tick is the rate). pass@k: chance that at least one of k trials passes; pass^k: that all k pass (unbiased estimates, mean over tasks). Cost, tokens (input includes cache reads and writes), turns and duration are means per completed trial.${anyDegraded ? "" : " No variant has degraded components."}</p>`,
+    "</section>",
+  );
+  return out.join("\n");
+}
+
+function passAtKTable(order: readonly string[], aggs: readonly VariantAggregate[]): string {
+  const ks = passAtKColumns(aggs);
+  if (ks.length <= 2) return "";
+  const rows = order.map((id) => {
+    const agg = aggs.find((a) => a.variant === id);
+    return `<tr><td>${esc(id)}</td>${ks.map((k) => `<td class="num">${passAtKText(agg, k)}</td>`).join("")}</tr>`;
+  });
+  return `<h3>pass@k · pass^k</h3><div class="scroll-x"><table class="compact"><thead><tr><th>variant</th>${ks.map((k) => `<th>k = ${k}</th>`).join("")}</tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
+}
+
+function comparisonsSection(verdict: VerdictDocument): string {
+  const stats = verdict.statistics;
+  if (!stats || stats.comparisons.length === 0) return "";
+  const out = [
+    '<section id="comparisons"><h2>Comparisons with the baseline</h2>',
+    '<div class="scroll-x"><table class="main"><thead><tr><th>variant</th><th>status</th><th>pass rate</th><th>difference</th><th>interval</th><th>exact p</th><th>mean score</th><th>mean cost</th><th>cost ratio</th><th>flipped tasks</th></tr></thead><tbody>',
+  ];
+  for (const c of stats.comparisons) {
+    const interval = c.interval
+      ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)}${differenceBar(c)}<div class="sub">${levelPercent(c.interval.level)}%, ${esc(c.interval.method)}</div>`
+      : "—";
+    const infraDiff =
+      c.infraAsFailure.difference !== null && c.infraAsFailure.difference !== c.difference
+        ? `<div class="sub">${signedPoints(c.infraAsFailure.difference)} with infra errors as failures</div>`
+        : "";
+    const improved = c.flippedTasks.filter((f) => f.direction === "improved").length;
+    const regressed = c.flippedTasks.length - improved;
+    out.push(
+      `<tr><td><strong>${esc(c.variant)}</strong> <span class="muted">vs ${esc(c.baseline)}</span></td><td><span class="status small st-${c.status}">${statusLabel(c.status)}</span></td>` +
+        `<td class="num">${percent(c.passRate.variant.excludingInfra)} vs ${percent(c.passRate.baseline.excludingInfra)}</td>` +
+        `<td class="num"><strong>${signedPoints(c.difference)}</strong>${infraDiff}</td><td class="num">${interval}</td>` +
+        `<td class="num">${num(c.exactPValue, 3)}${c.exactTestMethod ? `<div class="sub">${esc(c.exactTestMethod)}</div>` : ""}</td>` +
+        `<td class="num">${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}</td>` +
+        `<td class="num">${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}</td>` +
+        `<td class="num">${c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`}${c.costRatio.credits === null ? "" : `<div class="sub">credits ${num(c.costRatio.credits, 2)}×</div>`}</td>` +
+        `<td>${c.flippedTasks.length === 0 ? '<span class="muted">none</span>' : `<a href="#flipped">${improved > 0 ? `<span class="up">${improved} improved</span>` : ""}${improved > 0 && regressed > 0 ? ", " : ""}${regressed > 0 ? `<span class="down">${regressed} regressed</span>` : ""}</a>`}</td></tr>`,
+    );
+  }
+  out.push('</tbody></table></div><ul class="reasons">');
+  for (const c of stats.comparisons)
+    out.push(`<li><strong>${esc(c.variant)}</strong>: ${esc(c.reason)}</li>`);
+  out.push("</ul></section>");
+  return out.join("\n");
+}
+
+function flippedSection(verdict: VerdictDocument): string {
+  const stats = verdict.statistics;
+  if (!stats || stats.comparisons.length === 0) return "";
+  const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
+  const out = ['<section id="flipped"><h2>Tasks that flipped</h2>'];
+  if (flips.length === 0) {
+    out.push(
+      `<p>No task flipped: on every task each variant's majority outcome (pass or fail) is the same as the baseline's.</p></section>`,
+    );
+    return out.join("\n");
+  }
+  out.push(
+    '<p class="note">A task flips when the majority outcome changes between the baseline and a variant (infrastructure errors left out).</p>',
+    '<table class="main flips"><thead><tr><th>variant</th><th>task</th><th>direction</th><th>baseline pass rate</th><th></th><th>variant pass rate</th></tr></thead><tbody>',
+  );
+  for (const { c, f } of flips) {
+    const up = f.direction === "improved";
+    out.push(
+      `<tr class="${up ? "flip-up" : "flip-down"}"><td>${esc(c.variant)}</td><td><strong>${esc(f.task)}</strong></td><td class="${up ? "up" : "down"}">${up ? "▲ improved (fail → pass)" : "▼ regressed (pass → fail)"}</td>` +
+        `<td class="num">${percent(f.baselinePassRate)} <span class="muted">${esc(c.baseline)}</span></td><td class="arrow">→</td><td class="num">${percent(f.variantPassRate)} <span class="muted">${esc(c.variant)}</span></td></tr>`,
+    );
+  }
+  out.push("</tbody></table></section>");
+  return out.join("\n");
+}
+
+function tasksSection(verdict: VerdictDocument): string {
+  const stats = verdict.statistics;
+  if (!stats) return "";
+  const out = [
+    '<section id="tasks"><h2>Per task</h2>',
+    `<div class="scroll-x"><table class="main" id="tasks-table"><thead><tr><th>task</th><th>variant</th>${MEASURE_TH}</tr></thead><tbody>`,
+  ];
+  for (const task of verdict.tasks) {
+    const cells = verdict.variants.map((v) => ({
+      variant: v,
+      cell: stats.aggregates.cells.find((c) => c.task === task && c.variant === v.id),
+    }));
+    cells.forEach(({ variant, cell }, index) => {
+      const first =
+        index === 0
+          ? `<td rowspan="${cells.length}" class="task"><strong>${esc(task)}</strong></td>`
+          : "";
+      out.push(
+        `<tr${index === 0 ? ' class="group"' : ""}>${first}<td>${esc(variant.id)}${variant.isBaseline ? ' <span class="tag">baseline</span>' : ""}</td>${measureCells(measureTexts(cell), cell)}</tr>`,
+      );
+    });
+  }
+  out.push("</tbody></table></div></section>");
+  return out.join("\n");
+}
+
+function retriesSection(
+  verdict: VerdictDocument,
+  trials: readonly VerdictTrial[],
+  linkBase: string,
+): string {
+  const r = verdict.infraRetries;
+  if (r.trialsRetried === 0) {
+    return r.limit > 0
+      ? `<section id="retries"><h2>Infrastructure retries</h2><p>Trials could be re-run up to ${r.limit} time(s) after an infrastructure error; none needed it.</p></section>`
+      : "";
+  }
+  const out = [
+    '<section id="retries"><h2>Infrastructure retries</h2>',
+    `<p class="callout"><strong>${r.trialsRetried} trial(s) were retried</strong> after infrastructure errors (up to ${r.limit} retries each): ${r.extraAttempts} extra attempt(s), ${r.recovered} recovered (their last attempt was not an infrastructure error)${r.extraCostUsd === null ? "" : `, ${usd(r.extraCostUsd)} spent on the retried attempts`}. The statistics count each trial's last attempt only; every attempt's files are kept in its trial folder.</p>`,
+    '<table class="main"><thead><tr><th>trial</th><th>attempt</th><th>infra reason / outcome</th><th>explanation</th><th>duration</th><th>cost</th><th>folder</th></tr></thead><tbody>',
+  ];
+  for (const t of trials) {
+    if (t.retriedAttempts.length === 0) continue;
+    const folder = `${linkBase}${t.artifactDir}`;
+    const span = t.retriedAttempts.length + 1;
+    t.retriedAttempts.forEach((a, index) => {
+      const first =
+        index === 0
+          ? `<td rowspan="${span}"><a href="#${trialAnchor(t)}">#${t.seq}</a> ${esc(t.task)} · ${esc(t.variant)} · trial ${t.trial}</td>`
+          : "";
+      out.push(
+        `<tr>${first}<td class="num">${a.attempt}</td><td><code>${esc(a.infraReason ?? "—")}</code></td><td>${esc(a.explanation)}</td><td class="num">${duration(a.durationMs)}</td><td class="num">${usd(a.costUsd)}</td><td><a href="${href(`${folder}/${a.dir}`)}/">${esc(`${t.artifactDir}/${a.dir}`)}/</a></td></tr>`,
+      );
+    });
+    out.push(
+      `<tr class="final-attempt"><td class="num">${span}</td><td>${outcomeBadge(t)}</td><td>${esc(t.explanation)}</td><td class="num">${duration(t.durationMs)}</td><td class="num">${usd(t.costUsd)}</td><td><a href="${href(folder)}/">${esc(t.artifactDir)}/</a></td></tr>`,
+    );
+  }
+  out.push("</tbody></table></section>");
+  return out.join("\n");
+}
+
+function trialsSection(trials: readonly VerdictTrial[]): string {
+  const out = [
+    '<section id="trials"><h2>Trials</h2>',
+    '<div class="scroll-x"><table class="main trials"><thead><tr><th>#</th><th>task</th><th>variant</th><th>trial</th><th>outcome</th><th>score</th><th>explanation</th><th>changed files</th><th>denied</th><th>turns</th><th>tokens in / out</th><th>cost</th><th>duration</th><th>evidence</th></tr></thead><tbody>',
+  ];
+  for (const t of trials) {
+    const files = t.changedFiles.slice(0, 8).map((f) => `<code>${esc(f)}</code>`);
+    if (t.changedFiles.length > 8)
+      files.push(`<span class="muted">+${t.changedFiles.length - 8} more</span>`);
+    out.push(
+      `<tr><td class="num">${t.seq}</td><td>${esc(t.task)}</td><td>${esc(t.variant)}</td><td class="num">${t.trial}${t.retriedAttempts.length > 0 ? ` <span class="tag warn" title="retried">×${t.retriedAttempts.length + 1}</span>` : ""}</td><td>${outcomeBadge(t)}</td>` +
+        `<td class="num">${num(t.score)}</td><td class="explain">${esc(t.explanation)}</td><td>${files.join("<br>") || '<span class="muted">—</span>'}</td><td class="num${t.permissionDenials > 0 ? " fail" : ""}">${t.permissionDenials}</td>` +
+        `<td class="num">${t.turns ?? "—"}</td><td class="num">${trialTokens(t.tokens)}</td><td class="num">${usd(t.costUsd)}</td><td class="num">${duration(t.durationMs)}</td><td><a href="#${trialAnchor(t)}">evidence</a></td></tr>`,
+    );
+  }
+  out.push("</tbody></table></div></section>");
+  return out.join("\n");
+}
+
+/** Trials grouped as a reader looks for them: by task, then variant (manifest order), then trial. */
+function readingOrder(verdict: VerdictDocument): VerdictTrial[] {
+  const taskIndex = new Map(verdict.tasks.map((t, i) => [t, i]));
+  const variantIndex = new Map(verdict.variants.map((v, i) => [v.id, i]));
+  return [...verdict.trials].sort(
+    (a, b) =>
+      (taskIndex.get(a.task) ?? 0) - (taskIndex.get(b.task) ?? 0) ||
+      (variantIndex.get(a.variant) ?? 0) - (variantIndex.get(b.variant) ?? 0) ||
+      a.trial - b.trial ||
+      a.seq - b.seq,
+  );
+}
+
+/** verdict.html: a static, self-contained page (no script, no remote asset, a strict CSP). */
 export function renderHtmlReport(
   verdict: VerdictDocument,
   details: ReadonlyMap<string, TrialDetails> = new Map(),
+  options: HtmlReportOptions = {},
 ): string {
+  const linkBase = options.linkBase ?? "";
   const stats = verdict.statistics;
-  const out: string[] = [];
-  out.push(
+  const trials = readingOrder(verdict);
+  const limits = evidenceLimits(trials.length);
+  const best = stats?.best ? ` · best candidate <strong>${esc(stats.best)}</strong>` : "";
+  const out: string[] = [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
+    '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<title>harnesslab verdict: ${esc(verdict.status)}</title><style>${STYLE}</style></head><body>`,
-  );
-  out.push(
-    `<h1>Verdict <span class="status ${verdict.status}">${esc(verdict.status.replace(/_/g, " "))}</span></h1>`,
-    `<p>${esc(verdict.reason)}</p>`,
-    `<p class="muted">Host <code>${esc(verdict.host)}</code> · baseline <code>${esc(verdict.baseline)}</code> · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy <code>${esc(stats?.policy.kind ?? "—")}</code> · fixtures unchanged: ${verdict.fixturesUnchanged ? "yes" : "<strong>no</strong>"}</p>`,
-  );
-
-  out.push(
-    "<h2>Variants</h2><table><thead><tr><th>variant</th><th>composition</th><th>revision</th><th>passed / completed</th><th>pass rate (infra excluded)</th><th>pass rate (infra = fail)</th><th>mean score</th><th>infra errors</th><th>mean cost</th><th>mean duration</th><th>degraded</th></tr></thead><tbody>",
-  );
-  for (const variant of verdict.variants) {
-    const agg = stats?.aggregates.variants.find((v) => v.variant === variant.id);
+    `<title>harnesslab verdict: ${esc(statusLabel(verdict.status))}</title><style>${HTML_STYLE}</style></head><body>`,
+    `<header class="verdict st-${verdict.status}" id="verdict">`,
+    `<div class="kicker">harnesslab verdict${verdict.regradeOf ? ` · re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}</div>`,
+    `<h1><span class="status st-${verdict.status}">${statusLabel(verdict.status)}</span>${best}</h1>`,
+    `<p class="reason">${esc(verdict.reason)}</p>`,
+    `<p class="meta">host <code>${esc(verdict.host)}</code> · baseline <code>${esc(verdict.baseline)}</code> · ${verdict.variants.length} variant(s) · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy <code>${esc(stats?.policy.kind ?? "—")}</code> · fixtures unchanged: ${verdict.fixturesUnchanged ? "yes" : '<strong class="fail">no</strong>'}</p>`,
+    "</header>",
+  ];
+  if (!verdict.fixturesUnchanged)
     out.push(
-      `<tr><td>${esc(variant.id)}${variant.isBaseline ? " <em>(baseline)</em>" : ""}</td><td>${esc(variant.composition)}</td><td><code>${esc(variant.revisionId)}</code></td>` +
-        `<td class="num">${agg ? `${agg.passed} / ${agg.completed}` : "—"}</td><td class="num">${percent(agg?.passRate.excludingInfra)}</td><td class="num">${percent(agg?.passRate.infraAsFailure)}</td>` +
-        `<td class="num">${num(agg?.meanScore)}</td><td class="num">${agg?.infraErrors ?? "—"}</td><td class="num">${usd(agg?.costUsd?.meanPerCompletedTrial)}</td><td class="num">${duration(agg?.duration?.meanMs)}</td>` +
-        `<td>${variant.degraded.map((d) => `<code>${esc(d)}</code>`).join(", ") || "—"}</td></tr>`,
+      '<p class="callout bad">A source fixture changed during the run, so no verdict is given. The trials\' evidence below is kept.</p>',
     );
-  }
-  out.push("</tbody></table>");
-
-  if (stats && stats.comparisons.length > 0) {
-    out.push(
-      "<h2>Comparisons with the baseline</h2><table><thead><tr><th>variant</th><th>status</th><th>difference</th><th>interval</th><th>exact p</th><th>mean score</th><th>cost ratio (USD)</th><th>flipped tasks</th></tr></thead><tbody>",
-    );
-    for (const c of stats.comparisons) {
-      const interval = c.interval
-        ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} <span class="muted">(${levelPercent(c.interval.level)}%, ${esc(c.interval.method)})</span>`
-        : "—";
-      out.push(
-        `<tr><td>${esc(c.variant)}</td><td><span class="status ${c.status}">${esc(c.status.replace(/_/g, " "))}</span></td><td class="num">${signedPoints(c.difference)}</td><td>${interval}</td>` +
-          `<td class="num">${num(c.exactPValue, 3)}</td><td class="num">${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}</td><td class="num">${num(c.costRatio.usd, 2)}</td>` +
-          `<td>${c.flippedTasks.map((f) => esc(f.task)).join(", ") || "none"}</td></tr>`,
-      );
-    }
-    out.push("</tbody></table><ul>");
-    for (const c of stats.comparisons)
-      out.push(`<li><strong>${esc(c.variant)}</strong>: ${esc(c.reason)}</li>`);
-    out.push("</ul>");
-  }
-
   out.push(
-    "<h2>Trials</h2><table><thead><tr><th>#</th><th>task</th><th>variant</th><th>trial</th><th>outcome</th><th>score</th><th>explanation</th><th>changed files</th><th>denied calls</th><th>duration</th><th>details</th></tr></thead><tbody>",
-  );
-  for (const t of verdict.trials) {
-    const d = details.get(t.artifactDir);
-    const outcomeClass =
-      t.outcome === "infrastructure_error" ? "infrastructure_error-outcome" : t.outcome;
-    let body = `<p>${esc(t.explanation)}</p><p class="muted">folder <a href="${esc(t.artifactDir)}/">${esc(t.artifactDir)}</a></p>`;
-    if (d) {
-      if (d.checks.length > 0) {
-        body += `<table><thead><tr><th>grader</th><th>check</th><th>result</th><th>detail</th></tr></thead><tbody>${d.checks
-          .map(
-            (c) =>
-              `<tr><td>${esc(c.grader)}</td><td>${esc(c.id)}</td><td class="${c.passed ? "passed" : "failed"}">${c.passed ? "pass" : "fail"}</td><td>${esc(c.detail)}</td></tr>`,
-          )
-          .join("")}</tbody></table>`;
-      }
-      body += `<details><summary>patch (${d.patch.length} bytes)</summary><pre>${esc(clip(d.patch)) || "(no change)"}</pre></details>`;
-      body += `<details><summary>permission decisions (${d.decisions.length})</summary><table><thead><tr><th>tool</th><th>input</th><th>decision</th><th>reason</th></tr></thead><tbody>${d.decisions
-        .map(
-          (x) =>
-            `<tr><td>${esc(x.tool)}</td><td><code>${esc(x.inputSummary ?? "")}</code></td><td class="${x.decision}">${esc(x.decision)}</td><td>${esc(x.reason)}</td></tr>`,
-        )
-        .join("")}</tbody></table></details>`;
-      body += `<details><summary>agent's final report</summary><pre>${esc(clip(d.response)) || "(empty)"}</pre></details>`;
-    }
-    out.push(
-      `<tr><td class="num">${t.seq}</td><td>${esc(t.task)}</td><td>${esc(t.variant)}</td><td class="num">${t.trial}</td><td class="${outcomeClass}">${esc(t.outcome.replace(/_/g, " "))}${t.infraReason ? ` (${esc(t.infraReason)})` : ""}</td>` +
-        `<td class="num">${num(t.score)}</td><td>${esc(t.explanation)}</td><td>${t.changedFiles.map((f) => `<code>${esc(f)}</code>`).join("<br>") || "—"}</td><td class="num">${t.permissionDenials}</td><td class="num">${duration(t.durationMs)}</td>` +
-        `<td><details><summary>evidence</summary>${body}</details></td></tr>`,
-    );
-  }
-  out.push("</tbody></table>");
-  out.push(
-    "<h2>Evidence</h2><ul>",
+    '<nav><a href="#variants">Variants</a><a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
+      (verdict.infraRetries.trialsRetried > 0 || verdict.infraRetries.limit > 0
+        ? '<a href="#retries">Retries</a>'
+        : "") +
+      '<a href="#trials">Trials</a><a href="#evidence">Trial evidence</a><a href="#inputs">Inputs</a></nav>',
+    variantsSection(verdict),
+    comparisonsSection(verdict),
+    flippedSection(verdict),
+    tasksSection(verdict),
+    retriesSection(verdict, trials, linkBase),
+    trialsSection(trials),
+    '<section id="evidence"><h2>Trial evidence</h2><p class="note">Open a trial to see its grader checks, patch, final report, permission decisions and trace.</p>',
+    ...trials.map((t) =>
+      renderTrialEvidence(t, details.get(t.artifactDir), `${linkBase}${t.artifactDir}`, limits),
+    ),
+    "</section>",
+    '<section id="inputs"><h2>Inputs</h2><ul>',
     `<li>manifest <code>${esc(verdict.evidence.manifestHash)}</code></li>`,
     `<li>harness <code>${esc(verdict.evidence.harnessHash)}</code></li>`,
     ...Object.entries(verdict.evidence.fixtureHashes).map(
       ([task, hash]) => `<li>fixture of <code>${esc(task)}</code> <code>${esc(hash)}</code></li>`,
     ),
     `<li>started ${esc(verdict.startedAt)}, finished ${esc(verdict.finishedAt)}${verdict.regradeOf ? `; re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}</li>`,
-    "</ul>",
-    '<p class="muted">One task is not proof of a general improvement, and agents are nondeterministic: read the interval, not just the status.</p>',
+    "</ul></section>",
+    '<footer class="note">One task is not proof of a general improvement, and agents are nondeterministic: read the interval, not just the status.</footer>',
     "</body></html>",
     "",
   );
-  return out.join("\n");
+  return out.filter((part) => part !== "").join("\n");
 }

@@ -1,6 +1,6 @@
-// `harness report <out-dir> [--format md|html|json] [--verdict file]`: re-renders a finished run
-// from its artifacts, exactly as the run rendered it.
-import { readFile, writeFile } from "node:fs/promises";
+// `harness report <out-dir> [--format md|html|json] [--verdict file] [--output file]`: re-renders
+// a finished run from its artifacts, exactly as the run rendered it.
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { regradeRun, verdictDocumentSchema } from "../../src/compare/index.js";
@@ -54,13 +54,89 @@ describe("harness report", () => {
     expect(run.stdout).toContain("node check.mjs exited with code 0");
   });
 
-  it("exits 2 for an unknown format, a missing directory or a file that is not a verdict", async () => {
+  it("writes the report to --output atomically instead of stdout", async () => {
+    const target = join(exp.outDir, "again.html");
+    const run = await runHarness(["report", exp.outDir, "--format", "html", "--output", target]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toBe(`wrote ${target}\n`);
+    expect(await readFile(target, "utf8")).toBe(await stored("verdict.html"));
+    // Over an existing file too, and no temporary file is left behind.
+    const again = await runHarness(["report", exp.outDir, "--format", "md", "--output", target]);
+    expect(again.exitCode).toBe(0);
+    expect(await readFile(target, "utf8")).toBe(await stored("verdict.md"));
+    expect((await readdir(exp.outDir)).filter((name) => name.startsWith(".again.html"))).toEqual(
+      [],
+    );
+    await rm(target);
+  });
+
+  it("points the trial links back at the run when --output is elsewhere", async () => {
+    const elsewhere = join(exp.base, "reports", "nested");
+    await mkdir(elsewhere, { recursive: true });
+    const target = join(elsewhere, "report.html");
+    const run = await runHarness(["report", exp.outDir, "--format", "html", "--output", target]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const html = await readFile(target, "utf8");
+    expect(html).toContain('<a href="../../out/baseline/fix-value/trial-001/">');
+    const md = join(elsewhere, "report.md");
+    await runHarness(["report", exp.outDir, "--output", md]);
+    expect(await readFile(md, "utf8")).toContain(
+      "[baseline/fix-value/trial-001](../../out/baseline/fix-value/trial-001/)",
+    );
+  });
+
+  it("names the file it cannot write and refuses to overwrite the verdict it reads", async () => {
+    const noDir = join(exp.base, "no-such-dir", "r.html");
+    const run = await runHarness(["report", exp.outDir, "--output", noDir]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain(
+      `${noDir}: cannot write the report (its directory does not exist)`,
+    );
+    const self = await runHarness([
+      "report",
+      exp.outDir,
+      "--format",
+      "html",
+      "--output",
+      join(exp.outDir, "verdict.json"),
+    ]);
+    expect(self.exitCode).toBe(2);
+    expect(self.stderr).toContain("that is the verdict being rendered");
+    expect(verdictDocumentSchema.safeParse(JSON.parse(await stored("verdict.json"))).success).toBe(
+      true,
+    );
+  });
+
+  it("says whether the directory or the verdict is missing, and which verdicts exist", async () => {
+    const nowhere = join(exp.base, "nowhere");
+    const missing = await runHarness(["report", nowhere]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain(`${nowhere}: no such directory`);
+    expect(missing.stdout).toBe("");
+
+    const empty = join(exp.base, "empty-run");
+    await mkdir(empty);
+    const noVerdict = await runHarness(["report", empty]);
+    expect(noVerdict.exitCode).toBe(2);
+    expect(noVerdict.stderr).toContain(`${join(empty, "verdict.json")}: no verdict file here`);
+    expect(noVerdict.stderr).toContain("--resume");
+
+    const wrongName = await runHarness([
+      "report",
+      exp.outDir,
+      "--verdict",
+      "verdict.regrade-999.json",
+    ]);
+    expect(wrongName.exitCode).toBe(2);
+    expect(wrongName.stderr).toContain(join(exp.outDir, "verdict.regrade-999.json"));
+    expect(wrongName.stderr).toMatch(/verdicts in .*: verdict\.json/);
+  });
+
+  it("exits 2 for an unknown format or a file that is not a verdict", async () => {
     const format = await runHarness(["report", exp.outDir, "--format", "pdf"]);
     expect(format.exitCode).toBe(2);
     expect(format.stderr).toContain("--format must be one of md, html, json");
-    const missing = await runHarness(["report", join(exp.base, "nowhere")]);
-    expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain("verdict.json");
     await writeFile(join(exp.base, "not-a-verdict.json"), '{"status": "accept"}\n');
     const wrong = await runHarness(["report", exp.base, "--verdict", "not-a-verdict.json"]);
     expect(wrong.exitCode).toBe(2);

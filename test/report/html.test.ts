@@ -1,14 +1,16 @@
 // verdict.html and verdict.md of a real run whose agent put markup everywhere it could: the
-// report must show it as text, keep its tables and per-trial evidence, and (when a Chromium is
-// installed) render in a real browser.
+// report must show it as text, keep its tables and per-trial evidence, and render in a real
+// headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) without a single
+// network request. The browser check keeps a full-page screenshot in test-output/.
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VerdictDocument } from "../../src/compare/index.js";
 import { renderHtmlReport, renderMarkdownReport } from "../../src/report/index.js";
-import { runCommand } from "../../src/shared/index.js";
 import {
   fixtureAgent,
   makeExperiment,
@@ -17,12 +19,13 @@ import {
   type TempExperiment,
 } from "../support/experiment.js";
 
-const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].find(
-  (path) => existsSync(path),
-);
-if (CHROMIUM === undefined)
+const CHROMIUM = "/usr/bin/chromium";
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const IN_CI = process.env.CI === "true" || process.env.CI === "1";
+const SCREENSHOT = fileURLToPath(new URL("../../test-output/verdict-report.png", import.meta.url));
+if (!HAVE_CHROMIUM && !IN_CI)
   console.info(
-    "verdict.html browser check skipped: no /usr/bin/chromium (or chromium-browser, google-chrome) installed",
+    `verdict.html browser check skipped: ${CHROMIUM} is not installed (apt-get install chromium)`,
   );
 
 let exp: TempExperiment;
@@ -52,7 +55,13 @@ beforeAll(async () => {
 
 afterAll(() => exp.cleanup());
 
-describe("verdict.html", () => {
+function section(id: string): string {
+  const start = html.indexOf(`<section id="${id}">`);
+  expect(start, id).toBeGreaterThan(-1);
+  return html.slice(start, html.indexOf("</section>", start));
+}
+
+describe("verdict.html of a real run", () => {
   it("shows agent-controlled text escaped and contains no script or injected element at all", () => {
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<img/i);
@@ -60,65 +69,117 @@ describe("verdict.html", () => {
     expect(html).toContain(
       "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;",
     );
-    expect(html).toContain("+&lt;img src=x onerror=&quot;alert(1)&quot;&gt;");
+    // The written file, as a diff line, and the denied path in the decisions table.
+    expect(html).toContain(
+      '<span class="sign">+</span>&lt;img src=x onerror=&quot;alert(1)&quot;&gt;</td>',
+    );
     expect(html).toContain("&quot;&gt;&lt;script&gt;alert(&quot;path&quot;)&lt;/script&gt;.txt");
   });
 
-  it("has the per-variant table, the comparisons and every trial with its evidence", () => {
-    const section = (title: string) => {
-      const start = html.indexOf(`<h2>${title}</h2>`);
-      expect(start, title).toBeGreaterThan(-1);
-      return html.slice(start, html.indexOf("</table>", start));
-    };
-    const variants = section("Variants");
-    for (const id of ["baseline", "fixer", "hostile"]) expect(variants).toContain(`<td>${id}`);
-    expect(variants).toContain('<td class="num">2 / 2</td>');
-    const comparisons = section("Comparisons with the baseline");
-    expect(comparisons).toContain("<td>fixer</td>");
-    expect(comparisons).toContain("<td>hostile</td>");
-    const trials = html.slice(html.indexOf("<h2>Trials</h2>"), html.indexOf("<h2>Evidence</h2>"));
-    expect(trials.match(/<summary>evidence<\/summary>/g)).toHaveLength(verdict.trials.length);
-    expect(trials.match(/<summary>patch \(\d+ bytes\)<\/summary>/g)).toHaveLength(
-      verdict.trials.length,
-    );
-    expect(trials).toContain("<summary>permission decisions (2)</summary>");
-    expect(trials).toContain('<td class="deny">deny</td>');
-    expect(trials).toContain("+fixed");
-    // Links to each trial's folder, relative to the report.
-    for (const t of verdict.trials) expect(html).toContain(`<a href="${t.artifactDir}/">`);
+  it("starts with the verdict and its reason", () => {
+    const header = html.slice(html.indexOf("<header"), html.indexOf("</header>"));
+    expect(header).toContain(`<span class="status st-${verdict.status}">`);
+    expect(header).toContain(`<p class="reason">${verdict.reason}</p>`);
   });
 
-  it("is self-contained: no remote assets", () => {
-    expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
-    expect(html).not.toMatch(/<link\b/);
+  it("has the per-variant, comparison and per-task tables and every trial with its evidence", () => {
+    const variants = section("variants");
+    for (const id of ["baseline", "fixer", "hostile"])
+      expect(variants).toContain(`<td><strong>${id}</strong>`);
+    expect(variants).toContain('<td class="num">2 / 2</td>');
+    expect(variants).toMatch(/<strong>100%<\/strong> <span class="ci">\[\d+%–100%\]<\/span>/);
+    const comparisons = section("comparisons");
+    expect(comparisons).toContain("<td><strong>fixer</strong>");
+    expect(comparisons).toContain("<td><strong>hostile</strong>");
+    expect(section("flipped")).toContain("<strong>fix-value</strong>");
+    expect(section("tasks")).toContain('class="task"><strong>fix-value</strong>');
+
+    const evidence = section("evidence");
+    expect(evidence.match(/<details class="trial" id="trial-\d+">/g)).toHaveLength(
+      verdict.trials.length,
+    );
+    expect(evidence.match(/<h4>Patch/g)).toHaveLength(verdict.trials.length);
+    expect(evidence).toContain('<span class="sign">+</span>fixed</td>');
+    expect(evidence).toContain('<td class="fail">deny</td>');
+    expect(evidence).toContain("<code>tool_call</code>");
+    expect(evidence).toContain('<td class="pass">pass</td>');
+    for (const t of verdict.trials) {
+      expect(html).toContain(`<a href="${t.artifactDir}/">`);
+      expect(html).toContain(`<a href="#trial-${t.seq}">evidence</a>`);
+    }
   });
 
   it("renders without trial details too (escaping still applies)", () => {
     const bare = renderHtmlReport({ ...verdict, reason: "<i>why</i>" });
     expect(bare).toContain("&lt;i&gt;why&lt;/i&gt;");
-    expect(bare).not.toContain("<details><summary>patch");
+    expect(bare).not.toContain("<h4>Patch");
+    expect(bare).toContain("The trial folder was not read for this report.");
   });
 
-  it.skipIf(CHROMIUM === undefined)("renders in headless Chromium with its tables", async () => {
-    const run = await runCommand(
-      [
-        CHROMIUM!,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--dump-dom",
-        pathToFileURL(join(exp.outDir, "verdict.html")).href,
-      ],
-      { cwd: exp.base, env: { PATH: process.env.PATH ?? "", HOME: exp.base }, timeoutMs: 60_000 },
-    );
-    expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stdout).toContain("<h2>Variants</h2>");
-    expect(run.stdout).toMatch(/<table>/);
-    expect(run.stdout).not.toMatch(/<script/i);
-  });
+  it.skipIf(!HAVE_CHROMIUM && !IN_CI)(
+    "renders in headless Chromium: main table visible, a trial's diff visible once opened, no network request",
+    async () => {
+      if (!HAVE_CHROMIUM)
+        throw new Error(`CI=${process.env.CI}: ${CHROMIUM} is missing; CI must install chromium`);
+      const profile = await mkdtemp(join(tmpdir(), "hl-chromium-"));
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1400, height: 900 },
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
+      try {
+        const page = await context.newPage();
+        const requests: string[] = [];
+        const problems: string[] = [];
+        page.on("request", (request) => requests.push(request.url()));
+        page.on("console", (message) => {
+          if (message.type() === "error") problems.push(message.text());
+        });
+        page.on("pageerror", (error) => problems.push(error.message));
+        await page.goto(pathToFileURL(join(exp.outDir, "verdict.html")).href);
+
+        const table = page.locator("#variants-table");
+        await expect.poll(() => table.isVisible()).toBe(true);
+        expect(await table.locator("tbody tr").count()).toBe(3);
+        expect(await table.locator("tbody tr").first().textContent()).toContain("baseline");
+
+        // A fixer trial: its diff is hidden until its evidence is opened.
+        const fixerTrial = verdict.trials.find((t) => t.variant === "fixer")!;
+        const trial = page.locator(`#trial-${fixerTrial.seq}`);
+        const added = trial.locator(".diff-lines tr.add", { hasText: "fixed" });
+        expect(await added.isVisible()).toBe(false);
+        await trial.locator("summary").click();
+        await expect.poll(() => added.isVisible()).toBe(true);
+        expect(await added.locator("td.code").textContent()).toBe("+fixed");
+
+        // The hostile agent's markup stays text in the rendered page too.
+        expect(await page.locator("img, script, iframe").count()).toBe(0);
+        const offline = requests.filter((url) => !/^(file|data):/.test(url));
+        expect(offline, "requests that left the page's own file").toEqual([]);
+        expect(problems).toEqual([]);
+
+        await mkdir(join(SCREENSHOT, ".."), { recursive: true });
+        await page.screenshot({ path: SCREENSHOT, fullPage: true });
+        console.info(`verdict.html screenshot: ${SCREENSHOT}`);
+      } finally {
+        await context.close();
+        await rm(profile, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
-describe("verdict.md", () => {
+describe("verdict.md of a real run", () => {
   it("keeps a pipe or a newline in a trial's explanation from breaking the trial table", () => {
     const text = renderMarkdownReport({
       ...verdict,
@@ -127,12 +188,15 @@ describe("verdict.md", () => {
     const rows = text.split("\n").filter((line) => /^\| \d+ \|/.test(line));
     expect(rows).toHaveLength(verdict.trials.length);
     for (const row of rows) {
-      expect(row.split(/(?<!\\)\|/).length - 2, row).toBe(8);
+      expect(row.split(/(?<!\\)\|/).length - 2, row).toBe(11);
       expect(row).toContain("a \\| b c");
     }
   });
 
-  it("lists every trial with a link to its folder", () => {
+  it("lists every trial with a link to its folder and has the per-task and flipped sections", () => {
     for (const t of verdict.trials) expect(md).toContain(`[${t.artifactDir}](${t.artifactDir}/)`);
+    expect(md).toContain("## Per task");
+    expect(md).toContain("## Tasks that flipped");
+    expect(md).toMatch(/\| fix-value \| fixer \| 2 \/ 2 \| 100% \[\d+%–100%\] \|/);
   });
 });
