@@ -19,7 +19,8 @@ export function processIO(): CliIO {
 }
 
 /** Exit codes shared by every command (SPEC §4.1). */
-export const EXIT = { ok: 0, fail: 1, usage: 2 } as const;
+/** Exit codes; `interrupted` and `terminated` are the shell's 128 + SIGINT / SIGTERM (a stopped `compare run`). */
+export const EXIT = { ok: 0, fail: 1, usage: 2, interrupted: 130, terminated: 143 } as const;
 
 /** A usage or input problem a command reports with exit 2. */
 export class UsageError extends Error {

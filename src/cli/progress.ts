@@ -17,6 +17,7 @@ export function progressLine(p: RunProgress): string {
     `ETA ${p.etaMs === null ? "…" : seconds(p.etaMs)}`,
   ];
   if (p.reused > 0) parts.push(`${p.reused} resumed`);
+  if (p.retried > 0) parts.push(`${p.retried} retried`);
   if (p.last)
     parts.push(`last: ${p.last.variant}/${p.last.task} #${p.last.trial} ${p.last.outcome}`);
   return parts.join(" · ");

@@ -147,6 +147,21 @@ export const verdictDocumentSchema = z.strictObject({
     .default({ limit: 0, trialsRetried: 0, extraAttempts: 0, recovered: 0, extraCostUsd: null }),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
   regradeOf: z.string().nullable(),
+  /** Set by `compare regrade`: the contract every contract-taking grader was re-graded with. */
+  graderContracts: z
+    .array(
+      z.strictObject({
+        task: z.string(),
+        grader: z.string(),
+        /** Absolute path of the contract file read. */
+        path: z.string(),
+        /** sha256 of the canonical contract (as in frozen-task.json). */
+        contractHash: sha256,
+        /** `manifest`: the manifest's contract; `option`: given with --grader-contract. */
+        source: z.enum(["manifest", "option"]),
+      }),
+    )
+    .optional(),
 });
 export type VerdictDocument = z.infer<typeof verdictDocumentSchema>;
 
@@ -177,6 +192,45 @@ export const frozenTasksSchema = z.strictObject({
 });
 export type FrozenTasks = z.infer<typeof frozenTasksSchema>;
 
+/**
+ * Each input a trial depends on, hashed on its own, so `--resume` with other inputs can say which
+ * one differs (`inputsHash` stays the overall check). Concurrency is not an input.
+ */
+export const runInputsSchema = z.strictObject({
+  /** The manifest file's bytes. */
+  manifest: sha256,
+  harness: sha256,
+  tasks: z.record(
+    z.string(),
+    z.strictObject({
+      fixture: sha256,
+      prompt: sha256,
+      expectedFiles: z.array(z.string()),
+      graders: z.record(
+        z.string(),
+        z.strictObject({
+          kind: z.string(),
+          /** The canonical contract (readme-package-v1); null for graders without one. */
+          contract: sha256.nullable(),
+          /** The grader's settings as the manifest gives them (argv, timeout, mode, contract file). */
+          settings: sha256,
+        }),
+      ),
+    }),
+  ),
+  /** Per variant: its scripted agent module or oracle patch; null where there is none. */
+  agents: z.record(z.string(), sha256.nullable()),
+  trials: z.strictObject({
+    count: z.int().min(1),
+    seed: z.int(),
+    order: z.enum(["randomized", "sequential"]),
+  }),
+  /** The runtime settings (host, tools, limits, timeout, validation commands). */
+  runtime: sha256,
+  verdictPolicy: sha256,
+});
+export type RunInputs = z.infer<typeof runInputsSchema>;
+
 /** `manifest.json`: the effective manifest plus the evidence that pins the run's inputs. */
 export const runManifestSchema = z.strictObject({
   schemaVersion: z.literal(RUN_MANIFEST_VERSION),
@@ -187,6 +241,8 @@ export const runManifestSchema = z.strictObject({
   effective: z.strictObject({
     trials: z.int().min(1),
     concurrency: z.int().min(1),
+    /** `--retry-infra`: extra attempts allowed per trial after a retryable infrastructure error. */
+    retryInfra: z.int().min(0).default(0),
     host: z.string(),
     verdictPolicy: z.unknown(),
   }),
@@ -198,6 +254,8 @@ export const runManifestSchema = z.strictObject({
     agentHashes: z.record(z.string(), sha256.nullable()),
     /** Over everything a trial depends on (prompts, contracts, agents, runtime, policy, counts): --resume checks it. */
     inputsHash: sha256.optional(),
+    /** The inputs one by one (absent in runs recorded before it existed). */
+    inputs: runInputsSchema.optional(),
     revisions: z.record(z.string(), z.string()),
     executionOrder: z.array(
       z.strictObject({ seq: z.int(), task: z.string(), variant: z.string(), trial: z.int() }),

@@ -14,11 +14,30 @@ export * from "./manifest/index.js";
 export { planTrials, trialArtifactDir, trialDirName } from "./plan.js";
 export { mulberry32, shuffleInPlace } from "./prng.js";
 export {
+  type RegradeContract,
   type RegradeOptions,
   type RegradeResult,
   regradeRun,
-  type TrialChange,
 } from "./regrade.js";
+export {
+  applyContractOverrides,
+  type ContractOverride,
+  type GraderContractArg,
+  parseGraderContractArg,
+  resolveGraderContracts,
+} from "./regrade-contracts.js";
+export {
+  type ChangeDirection,
+  changeDirection,
+  formatChangeLine,
+  formatRegradeReport,
+  formatTrialChanges,
+  type PassRateChange,
+  type RegradeSummary,
+  type RegradeTrial,
+  summarizeRegrade,
+  type TrialChange,
+} from "./regrade-summary.js";
 export {
   type RunExperimentOptions,
   type RunExperimentResult,

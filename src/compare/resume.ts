@@ -1,11 +1,21 @@
-// What `--resume` may reuse: the finished trials of an earlier run of exactly the same inputs.
+// What `--resume` may reuse: the finished trials of an earlier run of exactly the same inputs,
+// and what it clears first: the temporary directories and half-written files a run killed
+// mid-way left behind.
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type RunManifest, type TrialMetrics, trialMetricsSchema } from "./artifacts-contract.js";
+import { removeAtomicLeftovers } from "../shared/index.js";
+import {
+  type RunManifest,
+  runInputsSchema,
+  type TrialMetrics,
+  trialMetricsSchema,
+} from "./artifacts-contract.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { trialArtifactDir } from "./plan.js";
+import { differingInputs } from "./run-inputs.js";
+import { type AbandonedWorkspace, removeAbandonedWorkspace } from "./workspace-marker.js";
 
 export async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
   try {
@@ -39,6 +49,64 @@ export async function hashAgents(experiment: Experiment): Promise<Record<string,
   return hashes;
 }
 
+const ADVICE =
+  "resume only the same experiment with the same inputs, or choose a new --out for this one";
+
+/**
+ * Why the run recorded in `outDir` cannot be continued with today's inputs: one sentence per
+ * input that differs. Empty when they are the same; undefined when no run is recorded there.
+ */
+async function resumeRefusals(outDir: string, current: RunManifest): Promise<string[] | undefined> {
+  let previous: RunManifest;
+  try {
+    previous = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as RunManifest;
+  } catch {
+    return undefined; // nothing to resume: a fresh run into an empty or new directory
+  }
+  const before = previous?.evidence?.inputsHash;
+  if (before !== undefined && before === current.evidence.inputsHash) return [];
+  const detailThen = runInputsSchema.safeParse(previous?.evidence?.inputs);
+  const detailNow = current.evidence.inputs;
+  const differences =
+    detailThen.success && detailNow !== undefined
+      ? differingInputs(detailThen.data, detailNow)
+      : [];
+  if (differences.length > 0) return differences;
+  return [
+    "the earlier run in this directory used different inputs (manifest, harness, fixture, prompt, grader contract, agent module, trial count, runtime or verdict policy); its record does not say which",
+  ];
+}
+
+/**
+ * Refuses (ExperimentInputError, before anything is written) to continue a run in `outDir`
+ * whose inputs differ from today's, naming each input that differs. Returns whether a run with
+ * the same inputs is recorded there (false: nothing to continue).
+ */
+export async function assertSameInputs(outDir: string, current: RunManifest): Promise<boolean> {
+  const refusals = await resumeRefusals(outDir, current);
+  if (refusals === undefined) return false;
+  if (refusals.length === 0) return true;
+  throw new ExperimentInputError(
+    join(outDir, "manifest.json"),
+    refusals.map((message) => ({ path: "--resume", message })),
+    `cannot resume: the earlier run here used different inputs; ${ADVICE}`,
+  );
+}
+
+/** The recorded trial when it is finished and is the very trial the plan puts in that folder. */
+function matchesPlan(metrics: TrialMetrics, job: TrialJob): boolean {
+  return (
+    metrics.seq === job.seq &&
+    metrics.task === job.task &&
+    metrics.variant === job.variant &&
+    metrics.trial === job.trialIndex
+  );
+}
+
+/**
+ * Checks that the run in `outDir` had the same inputs (see `assertSameInputs`) and collects its
+ * finished trials into `reusable`. Reads only.
+ */
 export async function collectResumable(
   outDir: string,
   experiment: Experiment,
@@ -46,27 +114,39 @@ export async function collectResumable(
   current: RunManifest,
   reusable: Map<number, TrialMetrics>,
 ): Promise<void> {
-  let previous: RunManifest | undefined;
-  try {
-    previous = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as RunManifest;
-  } catch {
-    return; // nothing to resume: a fresh run into an empty or new directory
-  }
-  const same =
-    previous.evidence?.inputsHash !== undefined &&
-    previous.evidence.inputsHash === current.evidence.inputsHash;
-  if (!same) {
-    throw new ExperimentInputError(join(outDir, "manifest.json"), [
-      {
-        path: "--resume",
-        message:
-          "the earlier run in this directory used different inputs (manifest, harness, fixture, prompt, grader contract, agent module or trial count); resume only the same experiment, or choose a new --out",
-      },
-    ]);
-  }
+  // Trial folders without a readable manifest.json beside them prove nothing: run them again.
+  if (!(await assertSameInputs(outDir, current))) return;
   for (const job of jobs) {
     const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
     const finished = await readFinishedTrial(dir);
-    if (finished && finished.seq === job.seq) reusable.set(job.seq, finished);
+    if (finished && matchesPlan(finished, job)) reusable.set(job.seq, finished);
   }
+}
+
+export interface ClearedLeftovers {
+  /** Temporary workspaces of trials a killed run left, as their folders' notes named them. */
+  workspaces: AbandonedWorkspace[];
+  /** Half-written files at the top of --out. */
+  partialFiles: string[];
+}
+
+/**
+ * Clears what a run killed mid-way left (call it holding the run lock, so that no live trial's
+ * workspace is touched): the temporary directory of every trial whose folder still notes one,
+ * and the temporary files of interrupted atomic writes. Trial folders without a finished record
+ * are cleared by the runner when their trial runs again.
+ */
+export async function clearLeftovers(
+  outDir: string,
+  experiment: Experiment,
+  jobs: readonly TrialJob[],
+  tempParent: string,
+): Promise<ClearedLeftovers> {
+  const workspaces: AbandonedWorkspace[] = [];
+  for (const job of jobs) {
+    const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
+    const found = await removeAbandonedWorkspace(dir, tempParent);
+    if (found) workspaces.push(found);
+  }
+  return { workspaces, partialFiles: await removeAtomicLeftovers(outDir) };
 }

@@ -5,10 +5,18 @@
 
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { type Executor, type HostId, redactText, secretValuesFromEnv } from "../exec/index.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  type Executor,
+  type HostId,
+  permissionDecisionsDocument,
+  redactText,
+  secretValuesFromEnv,
+} from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
-import type { InputProblem } from "../shared/index.js";
+import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js";
 import { canStopEarly, type StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
@@ -17,7 +25,9 @@ import {
   RUN_MANIFEST_VERSION,
   type RunManifest,
   TRIAL_METRICS_VERSION,
+  type TrialAttempt,
   type TrialMetrics,
+  VALIDATION_VERSION,
   type VerdictDocument,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
@@ -26,12 +36,17 @@ import type { Experiment, TrialJob } from "./experiment.js";
 import { type PreparedGrader, prepareGraders } from "./graders.js";
 import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
-import { collectResumable, hashAgents } from "./resume.js";
+import { clearLeftovers, collectResumable, hashAgents } from "./resume.js";
+import { archiveAttempt, isRetryableInfraError, retryDelayMs } from "./retry.js";
+import { describeRunInputs } from "./run-inputs.js";
+import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
 import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
+
+const DEFAULT_RETRY_BACKOFF_MS = 2_000;
 
 export interface RunProgress {
   done: number;
@@ -46,6 +61,8 @@ export interface RunProgress {
   last?: TrialMetrics;
   /** Trials taken from an earlier run (--resume). */
   reused: number;
+  /** Finished trials that needed more than one attempt (--retry-infra). */
+  retried: number;
 }
 
 export interface RunExperimentOptions {
@@ -59,6 +76,14 @@ export interface RunExperimentOptions {
   concurrency?: number;
   /** Re-use the finished trials already under outDir (same manifest and harness) and run the rest. */
   resume?: boolean;
+  /**
+   * Run a trial again, up to this many times, when it ends in an infrastructure error that may
+   * pass on another attempt (not a missing credential, binary or runtime, an invalid
+   * configuration or an interruption). Every attempt's files are kept. Default 0.
+   */
+  retryInfra?: number;
+  /** First wait before retrying a rate limit or network error, doubled per attempt (default 2000 ms). */
+  retryBackoffMs?: number;
   /** The executor for the runtime host; the seam where tests put a fake SDK. */
   executorFor: (host: HostId) => Executor;
   onProgress?: (progress: RunProgress) => void;
@@ -97,22 +122,6 @@ async function snapshotFixtures(experiment: Experiment): Promise<Map<string, Tre
   return snapshots;
 }
 
-/** Runs `worker` over `items` with at most `limit` in flight, in order of the list. */
-async function runPool<T>(
-  items: readonly T[],
-  limit: number,
-  worker: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await worker(item);
-    }
-  });
-  await Promise.all(lanes);
-}
-
 function fixtureHashes(snapshots: Map<string, TreeSnapshot>): Record<string, string> {
   return Object.fromEntries([...snapshots].map(([task, snapshot]) => [task, snapshot.hash]));
 }
@@ -125,6 +134,22 @@ function fixtureHashes(snapshots: Map<string, TreeSnapshot>): Record<string, str
 export async function runExperiment(
   experiment: Experiment,
   options: RunExperimentOptions,
+): Promise<RunExperimentResult> {
+  // One run at a time in --out: a second run or resume there is refused while the first lives.
+  const lock = createRunLock(resolve(options.outDir), { takeOverStale: options.resume === true });
+  await lock.assertNotHeldByLiveRun();
+  try {
+    return await runHoldingLock(experiment, options, lock);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The run itself; it takes `lock` once the inputs are checked, before its first write. */
+async function runHoldingLock(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  lock: RunLock,
 ): Promise<RunExperimentResult> {
   const now = options.now ?? (() => new Date());
   const startedAt = now().toISOString();
@@ -185,6 +210,7 @@ export async function runExperiment(
     effective: {
       trials: experiment.trials.count,
       concurrency: options.concurrency ?? experiment.concurrency,
+      retryInfra: options.retryInfra ?? 0,
       host: experiment.runtime.host,
       verdictPolicy: experiment.verdict,
     },
@@ -242,12 +268,25 @@ export async function runExperiment(
       trials: experiment.trials,
     }),
   )}`;
+  runManifest.evidence.inputs = describeRunInputs({
+    experiment,
+    manifestHash: evidence.manifestHash,
+    harnessHash: evidence.harnessHash,
+    fixtureHashes: evidence.fixtureHashes,
+    agentHashes,
+    contractHashes: new Map(
+      [...graders].map(([task, list]) => [task, new Map(list.map((g) => [g.id, g.contractHash]))]),
+    ),
+  });
   const reusable = new Map<number, TrialMetrics>();
   if (options.resume) await collectResumable(outDir, experiment, jobs, runManifest, reusable);
 
-  await mkdir(outDir, { recursive: true });
-  await writeFile(join(outDir, "manifest.json"), `${JSON.stringify(runManifest, null, 2)}\n`);
-  await writeFile(join(outDir, "frozen-task.json"), `${JSON.stringify(frozen, null, 2)}\n`);
+  await lock.acquire();
+  // What a run killed mid-way left: its trials' temporary workspaces and half-written files.
+  if (options.resume)
+    await clearLeftovers(outDir, experiment, jobs, options.tempParent ?? tmpdir());
+  await writeFileAtomic(join(outDir, "manifest.json"), `${JSON.stringify(runManifest, null, 2)}\n`);
+  await writeFileAtomic(join(outDir, "frozen-task.json"), `${JSON.stringify(frozen, null, 2)}\n`);
 
   const metrics: TrialMetrics[] = [...reusable.values()];
   const progress: RunProgress = {
@@ -259,6 +298,12 @@ export async function runExperiment(
     elapsedMs: 0,
     etaMs: null,
     reused: metrics.length,
+    retried: 0,
+  };
+  const retries: RetrySettings = {
+    limit: options.retryInfra ?? 0,
+    backoffMs: options.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   options.onProgress?.({ ...progress });
   const concurrency = options.concurrency ?? experiment.concurrency;
@@ -291,7 +336,7 @@ export async function runExperiment(
       trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
     );
     await rm(artifactDir, { recursive: true, force: true });
-    const result = await runTrialOrRecord(artifactDir, job, {
+    const result = await runTrialWithRetries(artifactDir, job, retries, {
       experiment,
       fixtureSnapshot: before.get(task.id)!,
       task,
@@ -313,6 +358,7 @@ export async function runExperiment(
       await rm(join(artifactDir, "metrics.json"), { force: true });
       return;
     }
+    if (result.retriedAttempts.length > 0) progress.retried += 1;
     metrics.push(result);
     settle();
     ran += 1;
@@ -341,6 +387,7 @@ export async function runExperiment(
     evidence,
     startedAt,
     finishedAt: now().toISOString(),
+    retryLimit: retries.limit,
   });
   if (options.signal?.aborted && metrics.length < jobs.length) {
     verdict.status = "infrastructure_error";
@@ -353,6 +400,38 @@ export async function runExperiment(
   }
   await writeVerdictFiles(outDir, verdict);
   return { verdict, outDir };
+}
+
+interface RetrySettings {
+  /** Attempts allowed beyond the first for a retryable infrastructure error. */
+  limit: number;
+  /** First back-off for rate limits and network errors (doubles per attempt). */
+  backoffMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs a trial, and again (up to the limit) while it ends in a retryable infrastructure error.
+ * Each earlier attempt's files move to `attempts/<n>/` and are listed in the final metrics.
+ */
+async function runTrialWithRetries(
+  artifactDir: string,
+  job: TrialJob,
+  retries: RetrySettings,
+  context: Parameters<typeof runTrial>[0],
+): Promise<TrialMetrics> {
+  const attempts: TrialAttempt[] = [];
+  for (;;) {
+    const result = await runTrialOrRecord(artifactDir, job, {
+      ...context,
+      retriedAttempts: [...attempts],
+    });
+    if (attempts.length >= retries.limit || !isRetryableInfraError(result)) return result;
+    if (retries.signal?.aborted) return result;
+    attempts.push(await archiveAttempt(artifactDir, attempts.length + 1, result));
+    const delay = retryDelayMs(result, attempts.length, retries.backoffMs);
+    if (delay > 0) await sleep(delay, undefined, { signal: retries.signal }).catch(() => {});
+  }
 }
 
 /**
@@ -392,11 +471,41 @@ async function runTrialOrRecord(
       turns: null,
       toolCalls: null,
       permissionDenials: 0,
-      retriedAttempts: [],
+      retriedAttempts: context.retriedAttempts ?? [],
     };
+    // An interrupted run leaves the trial unfinished (no metrics.json): --resume runs it again.
+    if (context.signal?.aborted) return { ...metrics, infraReason: "run_aborted" };
     await mkdir(artifactDir, { recursive: true });
     await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);
-    await writeFile(join(artifactDir, "metrics.json"), `${JSON.stringify(metrics, null, 2)}\n`);
+    // Every trial folder has the same files (SPEC §4.3); the steps that never ran leave them empty.
+    const placeholders: Array<[string, string]> = [
+      ["prompt.txt", ""],
+      ["response.txt", ""],
+      ["patch.diff", ""],
+      ["trace.jsonl", ""],
+      [
+        "permission-decisions.json",
+        `${JSON.stringify(permissionDecisionsDocument([]), null, 2)}\n`,
+      ],
+      [
+        "validation.json",
+        `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: [], error: null }, null, 2)}\n`,
+      ],
+      ["runtime-receipt.json", "null\n"],
+    ];
+    await Promise.all(
+      placeholders.map(([name, content]) =>
+        writeFile(join(artifactDir, name), content, { flag: "wx" }).catch(
+          (e: NodeJS.ErrnoException) => {
+            if (e.code !== "EEXIST") throw e;
+          },
+        ),
+      ),
+    );
+    await writeFileAtomic(
+      join(artifactDir, "metrics.json"),
+      `${JSON.stringify(metrics, null, 2)}\n`,
+    );
     return metrics;
   }
 }

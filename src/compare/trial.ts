@@ -13,7 +13,7 @@ import {
 } from "../exec/index.js";
 import type { Grade } from "../graders/index.js";
 import { createToolPolicy } from "../policy/index.js";
-import { escapeRegExp, replaceLongestFirst } from "../shared/index.js";
+import { escapeRegExp, replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
@@ -24,6 +24,7 @@ import {
 } from "../workspace/index.js";
 import {
   TRIAL_METRICS_VERSION,
+  type TrialAttempt,
   type TrialInfraReason,
   type TrialMetrics,
   VALIDATION_VERSION,
@@ -33,6 +34,7 @@ import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
+import { markWorkspace, unmarkWorkspace } from "./workspace-marker.js";
 
 export interface TrialContext {
   /** The task's fixture as snapshotted before the run: what every trial starts from. */
@@ -52,6 +54,8 @@ export interface TrialContext {
   tempParent?: string;
   /** How long past its timeout an executor may take to return before the trial is abandoned. */
   executorGraceMs?: number;
+  /** Earlier attempts of this trial that ended in infrastructure errors (--retry-infra). */
+  retriedAttempts?: TrialAttempt[];
 }
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
@@ -120,6 +124,22 @@ function scrubTrialTempDirs(text: string, parents: readonly string[]): string {
 
 /** Runs one trial to completion and writes its artifacts; returns its metrics. */
 export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
+  const held: { workspace?: TrialWorkspace } = {};
+  try {
+    return await runTrialSteps(context, held);
+  } catch (error) {
+    // The caller records an unexpected throw as this trial's harness error; its workspace must
+    // not outlive it either.
+    await held.workspace?.cleanup().catch(() => {});
+    await unmarkWorkspace(context.artifactDir).catch(() => {});
+    throw error;
+  }
+}
+
+async function runTrialSteps(
+  context: TrialContext,
+  held: { workspace?: TrialWorkspace },
+): Promise<TrialMetrics> {
   const { experiment, task, variant, assembled, job } = context;
   const started = performance.now();
   const evidence: TrialEvidence = {};
@@ -139,10 +159,16 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   const scrub = (text: string) => redactText(scrubPaths(text), context.secretValues);
 
   try {
-    workspace = await createTrialWorkspace(
-      task.fixtureDir,
-      context.tempParent ? { tempParent: context.tempParent } : {},
-    );
+    workspace = await createTrialWorkspace(task.fixtureDir, {
+      ...(context.tempParent ? { tempParent: context.tempParent } : {}),
+      // Noted before the directory exists, so a run killed at any point leaves no workspace
+      // that --resume cannot find.
+      beforeCreate: async (tempDir) => {
+        await mkdir(context.artifactDir, { recursive: true });
+        await markWorkspace(context.artifactDir, tempDir);
+      },
+    });
+    held.workspace = workspace;
   } catch (error) {
     evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
@@ -319,7 +345,7 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
     turns: receipt?.turns ?? null,
     toolCalls: receipt?.toolCalls ?? null,
     permissionDenials: decisions.filter((d) => d.decision === "deny").length,
-    retriedAttempts: [],
+    retriedAttempts: context.retriedAttempts ?? [],
   };
   if (receipt?.error) stderrNotes.push(`executor: ${receipt.error}`);
   if (evidence.harnessFailure)
@@ -343,22 +369,23 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   await mkdir(context.artifactDir, { recursive: true });
   const write = (name: string, content: string | Uint8Array) =>
     writeFile(join(context.artifactDir, name), content);
-  await Promise.all([
-    write("prompt.txt", scrub(prompt)),
-    write("response.txt", scrub(receipt?.finalText ?? "")),
-    write("stderr.txt", stderrNotes.length > 0 ? `${stderrNotes.join("\n")}\n` : ""),
-    write("patch.diff", storedPatch ?? ""),
-    write(
+  // Every file's content is made before the first write: a value that cannot be serialized then
+  // throws before anything is written, instead of leaving writes racing the runner's record.
+  const files: Array<[string, string | Uint8Array]> = [
+    ["prompt.txt", scrub(prompt)],
+    ["response.txt", scrub(receipt?.finalText ?? "")],
+    ["stderr.txt", stderrNotes.length > 0 ? `${stderrNotes.join("\n")}\n` : ""],
+    ["patch.diff", storedPatch ?? ""],
+    [
       "trace.jsonl",
       (receipt?.trace ?? []).map((event) => JSON.stringify(clean(event))).join("\n") +
         ((receipt?.trace.length ?? 0) > 0 ? "\n" : ""),
-    ),
-    write("permission-decisions.json", json(permissionDecisionsDocument(decisions))),
-    write("validation.json", json(validation)),
-    write("runtime-receipt.json", json(storedReceipt)),
-  ]);
-  // metrics.json is written last: its presence marks a finished trial for --resume.
-  await write("metrics.json", json(metrics));
+    ],
+    ["permission-decisions.json", json(permissionDecisionsDocument(decisions))],
+    ["validation.json", json(validation)],
+    ["runtime-receipt.json", json(storedReceipt)],
+  ];
+  await Promise.all(files.map(([name, content]) => write(name, content)));
 
   if (workspace) {
     try {
@@ -367,6 +394,13 @@ export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
       // A leftover temp directory does not change the trial's result.
     }
   }
+  await unmarkWorkspace(context.artifactDir);
+  // A trial the user's interruption cut short says nothing about the agent: it stays
+  // unfinished (no metrics.json), and --resume runs it again.
+  if (context.signal?.aborted && metrics.outcome === "infrastructure_error")
+    return { ...metrics, infraReason: "run_aborted" };
+  // metrics.json comes last, whole or not at all: its presence marks a finished trial for --resume.
+  await writeFileAtomic(join(context.artifactDir, "metrics.json"), json(metrics));
   return metrics;
 }
 

@@ -1,4 +1,4 @@
-// `harness compare run | validate | regrade` and the `harness-compare` alias: exit codes, what
+// `harness compare run | validate` and the `harness-compare` alias: exit codes, what
 // goes to stdout and stderr, and that bad input writes nothing.
 import { access, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -234,54 +234,6 @@ describe("harness compare validate", () => {
     expect(
       (await runHarness(["compare", "validate", exp.manifestPath, "--trials", "x"])).exitCode,
     ).toBe(2);
-  });
-});
-
-describe("harness compare regrade", () => {
-  it("re-grades a finished run, prints what changed and exits by the new verdict", async () => {
-    const out = exp.freshOut("regrade-out");
-    const manifest = await exp.writeManifest(syntheticManifest(), "regrade.json");
-    expect((await runHarness(["compare", "run", manifest, "--out", out])).exitCode).toBe(0);
-    const same = await runHarness(["compare", "regrade", out]);
-    expect(same.exitCode).toBe(0);
-    expect(same.stdout).toContain("previous verdict: accept");
-    expect(same.stdout).toContain("new verdict (verdict.regrade-001.json): accept");
-    expect(same.stdout).toContain("no trial changed outcome or score");
-
-    const flipped = syntheticManifest({
-      tasks: [
-        {
-          id: "fix-value",
-          fixture: "./fixture",
-          prompt: "./prompt.md",
-          expectedFiles: ["src/value.txt"],
-          graders: [{ kind: "command", id: "check", argv: ["node", "check-old.mjs"] }],
-        },
-      ],
-    });
-    await exp.writeManifest(flipped, "regrade.json");
-    const changed = await runHarness(["compare", "regrade", out, "--json"]);
-    expect(changed.exitCode).toBe(1);
-    expect(verdictDocumentSchema.parse(JSON.parse(changed.stdout)).status).toBe("reject");
-    expect(changed.stderr).toContain("note: the manifest changed since the run");
-    expect(changed.stderr).toMatch(/fixer\/fix-value\/trial-001: passed \(100\) → failed \(0\)/);
-    expect((await readdir(out)).filter((f) => f.startsWith("verdict.")).sort()).toEqual([
-      "verdict.html",
-      "verdict.json",
-      "verdict.md",
-      "verdict.regrade-001.html",
-      "verdict.regrade-001.json",
-      "verdict.regrade-001.md",
-      "verdict.regrade-002.html",
-      "verdict.regrade-002.json",
-      "verdict.regrade-002.md",
-    ]);
-  });
-
-  it("exits 2 for a directory without a run", async () => {
-    const run = await runHarness(["compare", "regrade", exp.fixtureDir]);
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain("manifest.json");
   });
 });
 

@@ -1,6 +1,6 @@
 // Artifacts stay valid, honest evidence whatever the agent's text contains, and --resume
 // reuses trials only when everything they depended on is unchanged.
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { regradeRun, trialMetricsSchema } from "../../src/compare/index.js";
@@ -11,6 +11,7 @@ import {
   runManifest,
   syntheticManifest,
   type TempExperiment,
+  TRIAL_FILES,
 } from "../support/experiment.js";
 
 const experiments: TempExperiment[] = [];
@@ -165,6 +166,11 @@ describe("a trial that breaks the harness in an unexpected way", () => {
     const broken = verdict.trials.filter((t) => t.infraReason === "harness_error");
     expect(broken).toHaveLength(1);
     expect(broken[0]!.explanation).toMatch(/^harness error: /);
+    // Its folder still has every file a trial folder has, and records it as finished.
+    const dir = join(exp.outDir, broken[0]!.artifactDir);
+    expect((await readdir(dir)).sort()).toEqual([...TRIAL_FILES].sort());
+    expect(await readFile(join(dir, "stderr.txt"), "utf8")).toMatch(/^harness error: /);
+    expect(JSON.parse(await readFile(join(dir, "runtime-receipt.json"), "utf8"))).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 // Re-grading recorded trials: the graders run again on each recorded patch applied to a fresh
 // copy of the fixture, no agent runs, and the new verdict is written beside the old one.
-import { readFile, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,6 +10,7 @@ import {
   validationDocumentSchema,
   verdictDocumentSchema,
 } from "../../src/compare/index.js";
+import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { InvalidInputError } from "../../src/shared/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
 import {
@@ -66,6 +68,10 @@ describe("regrade", () => {
     expect(result.verdict.trials.map((t) => [t.artifactDir, t.outcome, t.score])).toEqual(
       original.trials.map((t) => [t.artifactDir, t.outcome, t.score]),
     );
+    expect(result.summary).toEqual({ changes: [], up: 0, down: 0, other: 0, passRates: [] });
+    // No grader of this run takes a contract.
+    expect(result.contracts).toEqual([]);
+    expect(result.verdict.graderContracts).toEqual([]);
   });
 
   it("after the grader changes, flips the outcomes, writes verdict.regrade-002.* beside the old and leaves the old untouched", async () => {
@@ -78,10 +84,18 @@ describe("regrade", () => {
     expect(result.changes).toHaveLength(4);
     for (const change of result.changes) {
       const flipped = change.artifactDir.startsWith("fixer/")
-        ? { before: "passed", after: "failed" }
-        : { before: "failed", after: "passed" };
-      expect({ before: change.before.outcome, after: change.after.outcome }).toEqual(flipped);
+        ? { before: "passed", after: "failed", direction: "down" }
+        : { before: "failed", after: "passed", direction: "up" };
+      expect({
+        before: change.before.outcome,
+        after: change.after.outcome,
+        direction: change.direction,
+      }).toEqual(flipped);
     }
+    expect(result.summary.passRates).toEqual([
+      { variant: "baseline", before: 0, after: 1 },
+      { variant: "fixer", before: 1, after: 0 },
+    ]);
     const written = await listFiles(exp.outDir);
     for (const name of ["json", "md", "html"])
       expect(written).toContain(`verdict.regrade-002.${name}`);
@@ -142,5 +156,91 @@ describe("regrade", () => {
 
   it("refuses a directory that holds no finished run", async () => {
     await expect(regradeRun(exp.fixtureDir)).rejects.toThrow(InvalidInputError);
+  });
+
+  it("refuses while a live run holds the directory's lock, and writes nothing", async () => {
+    const lockPath = join(exp.outDir, ".harnesslab-run.lock");
+    const record = { pid: process.pid, host: hostname(), startedAt: "now", token: "t0" };
+    await writeFile(lockPath, JSON.stringify(record));
+    const before = await listTree(exp.outDir);
+    try {
+      await expect(regradeRun(exp.outDir, { tempParent: exp.trialsDir })).rejects.toThrow(
+        /another run \(pid \d+, started now\) is writing to this directory/,
+      );
+      expect(await listTree(exp.outDir)).toEqual(before);
+    } finally {
+      await rm(lockPath, { force: true });
+    }
+  });
+});
+
+describe("regrade of single trials", () => {
+  it("makes a trial whose recorded patch no longer applies an infrastructure error, and only that trial", async () => {
+    await exp.writeManifest(syntheticManifest());
+    const copy = exp.freshOut("out-bad-patch");
+    await cp(exp.outDir, copy, { recursive: true });
+    const broken = "fixer/fix-value/trial-001";
+    const patchFile = join(copy, broken, "patch.diff");
+    const patch = await readFile(patchFile, "utf8");
+    expect(patch).toContain("-old");
+    // The context no longer matches the fixture, as when patch.diff was edited by hand.
+    await writeFile(patchFile, patch.replace("-old", "-older"));
+
+    const result = await regradeRun(copy, { tempParent: exp.trialsDir });
+    const byDir = new Map(result.verdict.trials.map((t) => [t.artifactDir, t]));
+    expect(byDir.get(broken)).toMatchObject({
+      outcome: "infrastructure_error",
+      infraReason: "grader_failed",
+      score: null,
+    });
+    expect(byDir.get(broken)?.explanation).toMatch(
+      /^grader_failed: the recorded patch does not apply/,
+    );
+    for (const trial of original.trials.filter((t) => t.artifactDir !== broken))
+      expect(byDir.get(trial.artifactDir)).toMatchObject({
+        outcome: trial.outcome,
+        score: trial.score,
+      });
+    // The other fixer trial still passed, so fixer's pass rate (infrastructure errors left out) stays 1.
+    expect(result.summary).toMatchObject({ up: 0, down: 1, other: 0, passRates: [] });
+    const validation = validationDocumentSchema.parse(
+      await readJson(copy, `${broken}/${result.stem.replace(/^verdict\./, "validation.")}.json`),
+    );
+    expect(validation.error).toMatch(/^the recorded patch does not apply/);
+  });
+
+  it("keeps the record of a trial that never reached grading, and gives the new verdict its checks", async () => {
+    const other = await makeExperiment();
+    try {
+      const inner = new ScriptedExecutor();
+      const throwing: Executor = {
+        host: "scripted",
+        async run(input) {
+          if (input.variant === "fixer" && input.trialIndex === 2)
+            throw new Error("SDK transport closed unexpectedly");
+          return inner.run(input);
+        },
+      };
+      const { verdict } = await runManifest(other.manifestPath, {
+        outDir: other.outDir,
+        tempParent: other.trialsDir,
+        executorFor: () => throwing,
+      });
+      const dir = "fixer/fix-value/trial-002";
+      expect(verdict.trials.find((t) => t.artifactDir === dir)?.infraReason).toBe("executor_threw");
+      const metricsBefore = await readFile(join(other.outDir, dir, "metrics.json"), "utf8");
+
+      const result = await regradeRun(other.outDir, { tempParent: other.trialsDir });
+      expect(result.changes).toEqual([]);
+      const kept = result.verdict.trials.find((t) => t.artifactDir === dir);
+      const recordedTrial = verdict.trials.find((t) => t.artifactDir === dir);
+      expect(kept).toEqual(recordedTrial);
+      expect(await readFile(join(other.outDir, dir, "metrics.json"), "utf8")).toBe(metricsBefore);
+      expect(await readFile(join(other.outDir, dir, "validation.regrade-001.json"), "utf8")).toBe(
+        await readFile(join(other.outDir, dir, "validation.json"), "utf8"),
+      );
+    } finally {
+      await other.cleanup();
+    }
   });
 });

@@ -1,23 +1,44 @@
 // Interrupted runs resume: an aborted run keeps its finished trials, `resume: true` runs only
 // the missing ones, and the final verdict has the same statistics as an uninterrupted run.
-import { access, readdir } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import {
+  access,
+  copyFile,
+  cp,
+  lstat,
+  mkdir,
+  readdir,
+  readFile,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ExperimentInputError,
+  type RunInputs,
+  type RunManifest,
   type RunProgress,
   trialArtifactDir,
   type VerdictDocument,
 } from "../../src/compare/index.js";
+import { differingInputs } from "../../src/compare/run-inputs.js";
+import { WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
+import { runHarness } from "../support/cli.js";
 import {
+  listFiles,
   loadForRun,
   makeExperiment,
   recordingExecutor,
   runManifest,
   syntheticManifest,
   type TempExperiment,
+  TRIAL_FILES,
 } from "../support/experiment.js";
 
 let exp: TempExperiment;
@@ -202,5 +223,383 @@ describe("resume", () => {
       resume: true,
     });
     expect(verdict.trials).toHaveLength(experiment.trials.count * 2);
+  });
+});
+
+const README_CONTRACT = fileURLToPath(
+  new URL("../../examples/readme-compare/contract.json", import.meta.url),
+);
+
+/** The refusal's problems (one per differing input) and its whole message. */
+async function refusal(attempt: Promise<unknown>): Promise<{ lines: string[]; message: string }> {
+  const error = await attempt.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ExperimentInputError);
+  const input = error as ExperimentInputError;
+  return { lines: input.problems.map((p) => p.message), message: input.message };
+}
+
+const HASH = "sha256:[0-9a-f]{12}…";
+
+describe("a refused resume names the input that differs", () => {
+  let inputs: TempExperiment;
+  let outDir: string;
+  let before: string[];
+
+  const attempt = (options: { trials?: number; concurrency?: number } = {}) =>
+    runManifest(inputs.manifestPath, {
+      outDir,
+      tempParent: inputs.trialsDir,
+      resume: true,
+      // Nothing needs to run: only the check of the inputs is under test.
+      signal: AbortSignal.abort(),
+      ...options,
+    });
+
+  /** Changes a file, expects exactly `expected` as the refusal, and puts the file back. */
+  async function refusedAfter(file: string, change: (text: string) => string, expected: RegExp) {
+    const original = await readFile(file, "utf8");
+    await writeFile(file, change(original));
+    try {
+      const { lines, message } = await refusal(attempt());
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(expected);
+      expect(message).toContain("choose a new --out");
+      expect(await listTree(outDir)).toEqual(before);
+    } finally {
+      await writeFile(file, original);
+    }
+  }
+
+  beforeAll(async () => {
+    inputs = await makeExperiment();
+    await copyFile(README_CONTRACT, join(inputs.dir, "contract.json"));
+    const manifest = syntheticManifest();
+    const [task] = manifest.tasks as Array<Record<string, unknown>>;
+    task!.graders = [
+      { kind: "scope", mode: "subset" },
+      { kind: "readme-package-v1", contract: "./contract.json" },
+    ];
+    await inputs.writeManifest(manifest);
+    outDir = inputs.freshOut("out");
+    await runManifest(inputs.manifestPath, {
+      outDir,
+      tempParent: inputs.trialsDir,
+      signal: AbortSignal.abort(),
+    });
+    before = await listTree(outDir);
+  });
+  afterAll(() => inputs.cleanup());
+
+  it("the manifest file", async () => {
+    await refusedAfter(
+      inputs.manifestPath,
+      (text) => text.replace('"concurrency": 2', '"concurrency": 1'),
+      new RegExp(`^the manifest file differs: ${HASH} then, ${HASH} now$`),
+    );
+  });
+
+  it("the harness", async () => {
+    await refusedAfter(
+      join(inputs.dir, "compare.harness"),
+      (text) => `${text}// one more line\n`,
+      new RegExp(`^the harness differs: ${HASH} then, ${HASH} now$`),
+    );
+  });
+
+  it("a task's fixture and prompt", async () => {
+    await refusedAfter(
+      join(inputs.fixtureDir, "README.md"),
+      (text) => `${text}more\n`,
+      new RegExp(`^the fixture of task fix-value differs: ${HASH} then, ${HASH} now$`),
+    );
+    await refusedAfter(
+      join(inputs.dir, "prompt.md"),
+      (text) => `${text}Be quick.\n`,
+      new RegExp(`^the prompt of task fix-value differs: ${HASH} then, ${HASH} now$`),
+    );
+  });
+
+  it("a grader contract (readme-package-v1)", async () => {
+    await refusedAfter(
+      join(inputs.dir, "contract.json"),
+      (text) => text.replace('"Testing"]', '"Testing", "Changelog"]'),
+      new RegExp(
+        `^the grader contract of task fix-value \\(grader readme-package-v1\\) differs: ${HASH} then, ${HASH} now$`,
+      ),
+    );
+  });
+
+  it("a variant's agent module", async () => {
+    await refusedAfter(
+      join(inputs.dir, "agents", "fixer.mjs"),
+      (text) => `${text}// changed\n`,
+      new RegExp(`^the agent of variant fixer differs: ${HASH} then, ${HASH} now$`),
+    );
+  });
+
+  it("the trial count, but not the concurrency", async () => {
+    const { lines } = await refusal(attempt({ trials: 1 }));
+    expect(lines).toEqual(["the trial count differs: 2 then, 1 now"]);
+    expect(await listTree(outDir)).toEqual(before);
+    await expect(attempt({ concurrency: 1 })).resolves.toBeDefined();
+  });
+
+  it("every input that differs, through the CLI (exit 2)", async () => {
+    const harness = join(inputs.dir, "compare.harness");
+    const agent = join(inputs.dir, "agents", "fixer.mjs");
+    const originals = [await readFile(harness, "utf8"), await readFile(agent, "utf8")];
+    await writeFile(harness, `${originals[0]}// changed\n`);
+    await writeFile(agent, `${originals[1]}// changed\n`);
+    const snapshot = await listTree(outDir);
+    try {
+      const run = await runHarness([
+        "compare",
+        "run",
+        inputs.manifestPath,
+        "--out",
+        outDir,
+        "--resume",
+        "--trials",
+        "1",
+      ]);
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain(
+        "cannot resume: the earlier run here used different inputs; resume only the same experiment with the same inputs, or choose a new --out for this one",
+      );
+      const listed = run.stderr.split("\n").filter((line) => line.startsWith("  --resume: "));
+      expect(listed.map((line) => line.replace(/sha256:\S+/g, "#"))).toEqual([
+        "  --resume: the harness differs: # then, # now",
+        "  --resume: the agent of variant fixer differs: # then, # now",
+        "  --resume: the trial count differs: 2 then, 1 now",
+      ]);
+      expect(await listTree(outDir)).toEqual(snapshot);
+    } finally {
+      await writeFile(harness, originals[0]!);
+      await writeFile(agent, originals[1]!);
+    }
+  });
+
+  it("without detail for a run recorded before the inputs were, but still refused (and the same inputs still resume)", async () => {
+    const manifestJson = join(outDir, "manifest.json");
+    const recorded = JSON.parse(await readFile(manifestJson, "utf8")) as RunManifest;
+    delete recorded.evidence.inputs;
+    await writeFile(manifestJson, `${JSON.stringify(recorded, null, 2)}\n`);
+    const { lines } = await refusal(attempt({ trials: 1 }));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/different inputs .*its record does not say which/);
+    // The same inputs still resume: the overall hash is the check.
+    await expect(attempt()).resolves.toBeDefined();
+  });
+});
+
+describe("what a resume does not count", () => {
+  /** A copy of the finished run of `full` (3 trials × 2 variants), to tamper with. */
+  async function copyOfFullRun(name: string): Promise<string> {
+    const outDir = exp.freshOut(name);
+    await cp(exp.freshOut("full"), outDir, { recursive: true });
+    return outDir;
+  }
+  const dirOf = (outDir: string, t: { variant: string; task: string; trial: number }) =>
+    join(outDir, `${t.variant}/${t.task}/trial-00${t.trial}`);
+
+  it("re-runs a trial whose record is half-written or belongs to another trial, and keeps the rest", async () => {
+    const outDir = await copyOfFullRun("tampered-records");
+    const [a, b, c] = full.trials;
+    // Half a record: what a non-atomic write cut short by SIGKILL would leave.
+    const aFile = join(dirOf(outDir, a!), "metrics.json");
+    const aText = await readFile(aFile, "utf8");
+    await writeFile(aFile, aText.slice(0, aText.length / 2));
+    // Whole records, but not of the trial the plan puts in these folders.
+    const bFile = join(dirOf(outDir, b!), "metrics.json");
+    await writeFile(bFile, (await readFile(bFile, "utf8")).replace(/"seq": \d+/, '"seq": 99'));
+    const cFile = join(dirOf(outDir, c!), "metrics.json");
+    const cRecord = JSON.parse(await readFile(cFile, "utf8")) as { variant: string };
+    cRecord.variant = cRecord.variant === "fixer" ? "baseline" : "fixer";
+    await writeFile(cFile, JSON.stringify(cRecord));
+
+    const calls: string[] = [];
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+      concurrency: 3,
+      executorFor: () => recordingExecutor(new ScriptedExecutor(), calls),
+    });
+    expect(calls.sort()).toEqual(
+      [a!, b!, c!].map((t) => `${t.variant}/${t.task}/${t.trial}`).sort(),
+    );
+    expect(comparable(verdict)).toEqual(comparable(full));
+    for (const t of verdict.trials)
+      expect(await listFiles(dirOf(outDir, t))).toEqual([...TRIAL_FILES]);
+  });
+
+  it("removes the workspace a killed trial left only when its note names a trial directory in the temp parent", async () => {
+    const outDir = await copyOfFullRun("abandoned-workspaces");
+    const [a, b, c, d] = full.trials;
+    const note = (t: typeof a, tempDir: string) =>
+      writeFile(
+        join(dirOf(outDir, t!), WORKSPACE_MARKER),
+        JSON.stringify({ tempDir, pid: 999999 }),
+      );
+    for (const t of [a, b, c, d]) await rm(join(dirOf(outDir, t!), "metrics.json"));
+    // A real leftover: removed.
+    const leftover = join(exp.trialsDir, "harnesslab-trial-abc123");
+    await mkdir(join(leftover, "trial", "src"), { recursive: true });
+    await writeFile(join(leftover, "trial", "src", "value.txt"), "fixed\n");
+    await note(a, leftover);
+    // Anything else a note might name is left alone: a directory elsewhere, or a link that has
+    // the right name but points elsewhere.
+    const victim = join(exp.base, "victim");
+    await mkdir(victim);
+    await writeFile(join(victim, "keep.txt"), "keep\n");
+    await note(b, victim);
+    const link = join(exp.trialsDir, "harnesslab-trial-link1");
+    await symlink(victim, link);
+    await note(c, link);
+    const otherName = join(exp.trialsDir, "not-a-trial");
+    await mkdir(otherName);
+    await note(d, otherName);
+    // A verdict cut short by SIGKILL mid-write.
+    await writeFile(join(outDir, ".verdict.json.4242.0123456789ab.partial"), '{"status');
+
+    const calls: string[] = [];
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+      concurrency: 3,
+      executorFor: () => recordingExecutor(new ScriptedExecutor(), calls),
+    });
+    expect(calls).toHaveLength(4);
+    expect(comparable(verdict)).toEqual(comparable(full));
+    expect(await exists(leftover)).toBe(false);
+    expect(await readFile(join(victim, "keep.txt"), "utf8")).toBe("keep\n");
+    expect((await lstat(link)).isSymbolicLink()).toBe(true);
+    expect(await exists(otherName)).toBe(true);
+    await rm(link);
+    await rm(otherName, { recursive: true });
+    expect(await readdir(exp.trialsDir)).toEqual([]);
+    expect((await readdir(outDir)).filter((name) => name.startsWith("."))).toEqual([]);
+    for (const t of verdict.trials)
+      expect(await listFiles(dirOf(outDir, t))).toEqual([...TRIAL_FILES]);
+  });
+});
+
+describe("one run at a time per --out", () => {
+  const LOCK = ".harnesslab-run.lock";
+  const deadPid = () => spawnSync(process.execPath, ["-e", ""]).pid!;
+  const lockText = (pid: number) =>
+    JSON.stringify({ pid, host: hostname(), startedAt: "2026-01-01T00:00:00.000Z", token: "ab12" });
+
+  it("refuses to run or resume where a live run holds the lock, and changes nothing", async () => {
+    const outDir = exp.freshOut("locked-live");
+    await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      signal: AbortSignal.abort(),
+    });
+    // This test's own process stands in for the live run.
+    await writeFile(join(outDir, LOCK), lockText(process.pid));
+    const snapshot = await listTree(outDir);
+    for (const resume of [true, false]) {
+      const { lines } = await refusal(
+        runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir, resume }),
+      );
+      expect(lines).toEqual([
+        expect.stringContaining(
+          `another run (pid ${process.pid}, started 2026-01-01T00:00:00.000Z) is writing to this directory`,
+        ),
+      ]);
+    }
+    expect(await listTree(outDir)).toEqual(snapshot);
+  });
+
+  it("takes over the lock of a run that died on --resume, and gives it up at the end", async () => {
+    const outDir = exp.freshOut("locked-stale");
+    await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      signal: AbortSignal.abort(),
+    });
+    await writeFile(join(outDir, LOCK), lockText(deadPid()));
+    await expect(
+      runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir }),
+    ).rejects.toThrow(/is not empty/);
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+      concurrency: 3,
+    });
+    expect(comparable(verdict)).toEqual(comparable(full));
+    expect(await exists(join(outDir, LOCK))).toBe(false);
+  });
+});
+
+describe("differingInputs", () => {
+  const h = (c: string) => `sha256:${c.repeat(64)}`;
+  const base: RunInputs = {
+    manifest: h("1"),
+    harness: h("2"),
+    tasks: {
+      readme: {
+        fixture: h("3"),
+        prompt: h("4"),
+        expectedFiles: ["README.md"],
+        graders: { readme: { kind: "readme-package-v1", contract: h("5"), settings: h("6") } },
+      },
+    },
+    agents: { baseline: null, candidate: h("7") },
+    trials: { count: 3, seed: 1, order: "randomized" },
+    runtime: h("8"),
+    verdictPolicy: h("9"),
+  };
+  const changed = (edit: (inputs: RunInputs) => void) => {
+    const now = structuredClone(base);
+    edit(now);
+    return differingInputs(base, now);
+  };
+
+  it("is empty for the same inputs", () => {
+    expect(differingInputs(base, structuredClone(base))).toEqual([]);
+  });
+
+  it("names each differing input with its value then and now", () => {
+    expect(
+      changed((now) => {
+        now.tasks.readme!.graders.readme!.contract = h("a");
+        now.tasks.readme!.expectedFiles = ["README.md", "docs/api.md"];
+        now.trials = { count: 3, seed: 2, order: "sequential" };
+        now.runtime = h("b");
+        now.verdictPolicy = h("c");
+      }),
+    ).toEqual([
+      "the expected files of task readme differ: README.md then, README.md, docs/api.md now",
+      "the grader contract of task readme (grader readme) differs: sha256:555555555555… then, sha256:aaaaaaaaaaaa… now",
+      "the trial seed differs: 1 then, 2 now",
+      "the trial order differs: randomized then, sequential now",
+      "the runtime settings differ: sha256:888888888888… then, sha256:bbbbbbbbbbbb… now",
+      "the verdict policy differs: sha256:999999999999… then, sha256:cccccccccccc… now",
+    ]);
+  });
+
+  it("names tasks, graders and variants that came or went", () => {
+    expect(
+      changed((now) => {
+        now.tasks.other = structuredClone(now.tasks.readme!);
+        now.tasks.readme!.graders = { scope: { kind: "scope", contract: null, settings: h("d") } };
+        now.agents = { baseline: h("e"), added: null };
+      }),
+    ).toEqual([
+      "grader scope of task readme was not in the earlier run",
+      "grader readme of task readme of the earlier run is not in the manifest now",
+      "task other was not in the earlier run",
+      "the agent of variant baseline differs: none then, sha256:eeeeeeeeeeee… now",
+      "variant added was not in the earlier run",
+      "variant candidate of the earlier run is not in the manifest now",
+    ]);
   });
 });

@@ -74,6 +74,38 @@ describe("runExperiment", () => {
     }
   });
 
+  it("when its own code fails mid-run, starts no new trial, lets the running ones finish, then throws", async () => {
+    const started: string[] = [];
+    const finished: string[] = [];
+    const inner = new ScriptedExecutor();
+    const executor: Executor = {
+      host: "scripted",
+      async run(input) {
+        started.push(`${input.variant}/${input.trialIndex}`);
+        const receipt = await inner.run(input);
+        finished.push(`${input.variant}/${input.trialIndex}`);
+        return receipt;
+      },
+    };
+    const outDir = exp.freshOut("progress-throws");
+    await expect(
+      runManifest(exp.manifestPath, {
+        outDir,
+        tempParent: exp.trialsDir,
+        concurrency: 2,
+        executorFor: () => executor,
+        onProgress: (p) => {
+          if (p.done === 1) throw new Error("progress display broke");
+        },
+      }),
+    ).rejects.toThrow("progress display broke");
+    // 4 trials planned; the failure after the first stops the queue: the one beside it finishes,
+    // nothing else starts.
+    expect(started.length).toBeLessThan(4);
+    expect(finished).toEqual(started);
+    expect(await readdir(exp.trialsDir)).toEqual([]);
+  });
+
   it("reports progress after every trial with counts, elapsed time and an estimate", async () => {
     const progress: RunProgress[] = [];
     await runManifest(exp.manifestPath, {

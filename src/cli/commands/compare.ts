@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import {
+  formatRegradeReport,
   loadHarnessCatalog,
   loadManifest,
   regradeRun,
@@ -9,7 +10,7 @@ import {
 } from "../../compare/index.js";
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
-import { InvalidInputError } from "../../shared/index.js";
+import { InvalidInputError, killRunningCommands } from "../../shared/index.js";
 import { type CliIO, EXIT, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 import { createProgressReporter } from "../progress.js";
@@ -21,17 +22,22 @@ interface RunOptions {
   concurrency?: number;
   resume?: boolean;
   stopEarly?: boolean;
+  retryInfra?: number;
 }
 
-function positiveInt(name: string, max: number) {
+function wholeNumber(name: string, min: number, max: number) {
   return (value: string): number => {
     const n = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < 1 || n > max)
+    if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < min || n > max)
       throw new UsageError(
-        `${name} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`,
+        `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
       );
     return n;
   };
+}
+
+function positiveInt(name: string, max: number) {
+  return wholeNumber(name, 1, max);
 }
 
 export function registerCompareCommands(program: Command, io: CliIO, setExit: SetExitCode): void {
@@ -57,6 +63,11 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .option(
       "--resume",
       "finish an interrupted run in --out: keep its finished trials and run the rest",
+    )
+    .option(
+      "--retry-infra <n>",
+      "run a trial again, up to n times, after an infrastructure error that may pass on retry (every attempt is kept)",
+      wholeNumber("--retry-infra", 0, 10),
     )
     .option(
       "--stop-early",
@@ -96,30 +107,43 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     )
     .argument("<out-dir>", "the --out directory of a finished run")
     .option("--manifest <file>", "read the manifest from here instead of where the run recorded it")
-    .option("--json", "print the new verdict document as JSON on stdout")
-    .action(async (outDir: string, options: { manifest?: string; json?: boolean }) => {
-      const result = await regradeRun(resolve(io.cwd, outDir), {
-        ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),
-        onProgress: (done, total) => {
-          if (!options.json && io.isStderrTTY) io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
+    .option(
+      "--grader-contract <contract>",
+      "grade with this contract instead of the manifest's: <file> (when one grader takes a contract), <grader-id>=<file> or <task>/<grader-id>=<file>; repeatable",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option(
+      "--concurrency <n>",
+      "trials graded at once (default: the run's concurrency)",
+      positiveInt("--concurrency", 16),
+    )
+    .option("--json", "print the new verdict document as JSON on stdout (the summary on stderr)")
+    .action(
+      async (
+        outDir: string,
+        options: {
+          manifest?: string;
+          graderContract?: string[];
+          concurrency?: number;
+          json?: boolean;
         },
-      });
-      if (!options.json && io.isStderrTTY) io.stderr("\n");
-      const report = options.json ? io.stderr : io.stdout;
-      for (const note of result.notes) report(`note: ${note}\n`);
-      report(`previous verdict: ${result.previous.status} — ${result.previous.reason}\n`);
-      report(
-        `new verdict (${result.stem}.json): ${result.verdict.status} — ${result.verdict.reason}\n`,
-      );
-      if (result.changes.length === 0) report("no trial changed outcome or score\n");
-      for (const change of result.changes) {
-        report(
-          `  ${change.artifactDir}: ${change.before.outcome} (${change.before.score ?? "—"}) → ${change.after.outcome} (${change.after.score ?? "—"})\n`,
-        );
-      }
-      if (options.json) io.stdout(`${JSON.stringify(result.verdict, null, 2)}\n`);
-      setExit(exitForStatus(result.verdict.status));
-    });
+      ) => {
+        const result = await regradeRun(resolve(io.cwd, outDir), {
+          ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),
+          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+          graderContracts: options.graderContract ?? [],
+          cwd: io.cwd,
+          onProgress: (done, total) => {
+            if (!options.json && io.isStderrTTY) io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
+          },
+        });
+        if (!options.json && io.isStderrTTY) io.stderr("\n");
+        const report = options.json ? io.stderr : io.stdout;
+        report(`${formatRegradeReport(result).join("\n")}\n`);
+        if (options.json) io.stdout(`${JSON.stringify(result.verdict, null, 2)}\n`);
+        setExit(exitForStatus(result.verdict.status));
+      },
+    );
 }
 
 function exitForStatus(status: string): number {
@@ -142,15 +166,25 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
   const controller = new AbortController();
   let interrupts = 0;
-  const onSigint = () => {
+  let exitCode: number = EXIT.interrupted;
+  // Ctrl-C (or a SIGTERM from a supervisor) stops the run cleanly: running agents are aborted,
+  // their commands killed and their workspaces removed; finished trials stay for --resume.
+  const onSignal = (signal: NodeJS.Signals) => {
     interrupts += 1;
-    if (interrupts > 1) process.exit(130);
+    if (interrupts > 1) {
+      // Quit now. The commands trials started run in process groups of their own, which the
+      // terminal's Ctrl-C does not reach, so they go here; --resume clears their workspaces.
+      killRunningCommands();
+      process.exit(exitCode);
+    }
+    exitCode = signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
     io.stderr(
-      "\ninterrupted: stopping the running trials (Ctrl-C again to quit at once); resume with --resume\n",
+      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the running trials (Ctrl-C again to quit at once); resume with --resume\n`,
     );
-    controller.abort(new Error("interrupted by the user"));
+    controller.abort(new Error(`stopped by ${signal}`));
   };
-  process.on("SIGINT", onSigint);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
   const progress = createProgressReporter(io);
   try {
     const { verdict, outDir } = await runExperiment(loaded.experiment, {
@@ -160,6 +194,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       ...(options.resume ? { resume: true } : {}),
       ...(options.stopEarly ? { stopEarly: true } : {}),
+      ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
       signal: controller.signal,
@@ -167,9 +202,10 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     progress.finish();
     if (options.json) io.stdout(`${JSON.stringify(verdict, null, 2)}\n`);
     else io.stdout(`${renderTerminalSummary(verdict, outDir)}\n`);
-    return exitForStatus(verdict.status);
+    return controller.signal.aborted ? exitCode : exitForStatus(verdict.status);
   } finally {
     progress.finish();
-    process.off("SIGINT", onSigint);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
   }
 }

@@ -1,0 +1,171 @@
+// What a regrade changed (pure): which trials moved and which way, how each variant's pass rate
+// moved, and the lines `compare regrade` prints about it.
+import type { VerdictTrial } from "./artifacts-contract.js";
+
+/**
+ * `up`: passed after not passing, or the same outcome with a higher score; `down`: the reverse;
+ * `other`: any other change (to or from an infrastructure error without a pass involved, or a
+ * score appearing or disappearing).
+ */
+export type ChangeDirection = "up" | "down" | "other";
+
+export type RegradeTrial = Pick<
+  VerdictTrial,
+  "artifactDir" | "variant" | "outcome" | "score" | "explanation"
+>;
+
+export interface TrialChange {
+  artifactDir: string;
+  variant: string;
+  direction: ChangeDirection;
+  before: { outcome: string; score: number | null };
+  after: { outcome: string; score: number | null; explanation: string };
+}
+
+export interface PassRateChange {
+  variant: string;
+  /** Passed ÷ completed (infrastructure errors left out, as the verdict decides); null with no completed trial. */
+  before: number | null;
+  after: number | null;
+}
+
+export interface RegradeSummary {
+  /** Baseline's first, then by variant order and folder. */
+  changes: TrialChange[];
+  up: number;
+  down: number;
+  other: number;
+  /** Variants whose pass rate moved, baseline first, then in the given variant order. */
+  passRates: PassRateChange[];
+}
+
+export function changeDirection(
+  before: Pick<RegradeTrial, "outcome" | "score">,
+  after: Pick<RegradeTrial, "outcome" | "score">,
+): ChangeDirection | null {
+  if (before.outcome === after.outcome) {
+    if (before.score === after.score) return null;
+    if (before.score === null || after.score === null) return "other";
+    return after.score > before.score ? "up" : "down";
+  }
+  if (after.outcome === "passed") return "up";
+  if (before.outcome === "passed") return "down";
+  return "other";
+}
+
+function passRate(trials: readonly RegradeTrial[], variant: string): number | null {
+  const completed = trials.filter(
+    (t) => t.variant === variant && t.outcome !== "infrastructure_error",
+  );
+  if (completed.length === 0) return null;
+  return completed.filter((t) => t.outcome === "passed").length / completed.length;
+}
+
+/**
+ * Compares the trials of two verdicts, matched by folder. `variants` lists every variant id;
+ * `baseline` is listed first among the pass-rate changes.
+ */
+export function summarizeRegrade(input: {
+  before: readonly RegradeTrial[];
+  after: readonly RegradeTrial[];
+  variants: readonly string[];
+  baseline: string;
+}): RegradeSummary {
+  const previous = new Map(input.before.map((t) => [t.artifactDir, t]));
+  const changes: TrialChange[] = [];
+  for (const trial of input.after) {
+    const old = previous.get(trial.artifactDir);
+    if (!old) continue;
+    const direction = changeDirection(old, trial);
+    if (direction === null) continue;
+    changes.push({
+      artifactDir: trial.artifactDir,
+      variant: trial.variant,
+      direction,
+      before: { outcome: old.outcome, score: old.score },
+      after: { outcome: trial.outcome, score: trial.score, explanation: trial.explanation },
+    });
+  }
+  const order = [input.baseline, ...input.variants.filter((v) => v !== input.baseline)];
+  const rank = (variant: string) => {
+    const i = order.indexOf(variant);
+    return i < 0 ? order.length : i;
+  };
+  changes.sort(
+    (a, b) =>
+      rank(a.variant) - rank(b.variant) ||
+      (a.artifactDir < b.artifactDir ? -1 : a.artifactDir > b.artifactDir ? 1 : 0),
+  );
+  const passRates = order
+    .map((variant) => ({
+      variant,
+      before: passRate(input.before, variant),
+      after: passRate(input.after, variant),
+    }))
+    .filter((r) => r.before !== r.after);
+  const count = (d: ChangeDirection) => changes.filter((c) => c.direction === d).length;
+  return { changes, up: count("up"), down: count("down"), other: count("other"), passRates };
+}
+
+const rate = (value: number | null) => (value === null ? "—" : value.toFixed(2));
+const score = (value: number | null) => (value === null ? "—" : String(value));
+
+/**
+ * `2 trials changed: 1 up, 1 down; baseline pass rate 0.60 → 0.40`, or `no trial changed`.
+ * `other` changes are counted only when there are some.
+ */
+export function formatChangeLine(summary: RegradeSummary): string {
+  const n = summary.changes.length;
+  if (n === 0) return "no trial changed";
+  const counts = [`${summary.up} up`, `${summary.down} down`];
+  if (summary.other > 0) counts.push(`${summary.other} other`);
+  const rates =
+    summary.passRates.length === 0
+      ? ["no pass rate changed"]
+      : summary.passRates.map((r) => `${r.variant} pass rate ${rate(r.before)} → ${rate(r.after)}`);
+  return `${n} trial${n === 1 ? "" : "s"} changed: ${counts.join(", ")}; ${rates.join("; ")}`;
+}
+
+/** One line per changed trial: `  <folder>: passed (100) → failed (90)`, with why when it became an infrastructure error. */
+export function formatTrialChanges(summary: RegradeSummary): string[] {
+  return summary.changes.map((c) => {
+    const why = c.after.outcome === "infrastructure_error" ? ` — ${c.after.explanation}` : "";
+    return `  ${c.artifactDir}: ${c.before.outcome} (${score(c.before.score)}) → ${c.after.outcome} (${score(c.after.score)})${why}`;
+  });
+}
+
+/** What `compare regrade` prints: notes, the contracts used, what changed, the old and new verdict. */
+export function formatRegradeReport(report: {
+  stem: string;
+  notes: readonly string[];
+  contracts: readonly {
+    task: string;
+    grader: string;
+    path: string;
+    contractHash: string;
+    source: "manifest" | "option";
+    runContractHash: string | null;
+  }[];
+  summary: RegradeSummary;
+  previous: { status: string; reason: string };
+  verdict: { status: string; reason: string };
+}): string[] {
+  const contracts = report.contracts.map((c) => {
+    const from = c.source === "option" ? "from --grader-contract" : "from the manifest";
+    const vsRun =
+      c.runContractHash === null
+        ? "the run recorded no contract hash"
+        : c.runContractHash === c.contractHash
+          ? "same as the run"
+          : `the run used ${c.runContractHash}`;
+    return `grader contract ${c.task}/${c.grader}: ${c.path} ${c.contractHash} (${from}; ${vsRun})`;
+  });
+  return [
+    ...report.notes.map((note) => `note: ${note}`),
+    ...contracts,
+    formatChangeLine(report.summary),
+    ...formatTrialChanges(report.summary),
+    `previous verdict: ${report.previous.status} — ${report.previous.reason}`,
+    `new verdict (${report.stem}.json): ${report.verdict.status} — ${report.verdict.reason}`,
+  ];
+}

@@ -1,0 +1,153 @@
+// The inputs of a run one by one (pure): what `manifest.json` records so that a refused
+// `--resume` can name the input that changed instead of only saying that something did.
+import { canonicalJson, sha256Hex } from "../ir/index.js";
+import type { RunInputs } from "./artifacts-contract.js";
+import type { Experiment } from "./experiment.js";
+
+export interface RunInputSources {
+  experiment: Experiment;
+  /** `sha256:` of the manifest file's bytes. */
+  manifestHash: string;
+  harnessHash: string;
+  /** Per task id. */
+  fixtureHashes: Readonly<Record<string, string>>;
+  /** Per variant id. */
+  agentHashes: Readonly<Record<string, string | null>>;
+  /** Per task id, per grader id: the canonical contract's hash, or null. */
+  contractHashes: ReadonlyMap<string, ReadonlyMap<string, string | null>>;
+}
+
+const hashOf = (value: unknown) => `sha256:${sha256Hex(canonicalJson(value))}`;
+
+export function describeRunInputs(sources: RunInputSources): RunInputs {
+  const { experiment } = sources;
+  return {
+    manifest: sources.manifestHash,
+    harness: sources.harnessHash,
+    tasks: Object.fromEntries(
+      experiment.tasks.map((task) => [
+        task.id,
+        {
+          fixture: sources.fixtureHashes[task.id] ?? hashOf(null),
+          prompt: `sha256:${sha256Hex(task.prompt)}`,
+          expectedFiles: [...task.expectedFiles],
+          graders: Object.fromEntries(
+            task.graders.map((grader) => [
+              grader.id,
+              {
+                kind: grader.kind,
+                contract: sources.contractHashes.get(task.id)?.get(grader.id) ?? null,
+                settings: hashOf(grader),
+              },
+            ]),
+          ),
+        },
+      ]),
+    ),
+    agents: { ...sources.agentHashes },
+    trials: {
+      count: experiment.trials.count,
+      seed: experiment.trials.seed,
+      order: experiment.trials.order,
+    },
+    runtime: hashOf(experiment.runtime),
+    verdictPolicy: hashOf(experiment.verdict),
+  };
+}
+
+/** `sha256:0123456789ab…`: enough of a hash to tell two apart in a message. */
+function short(hash: string | null): string {
+  if (hash === null) return "none";
+  return hash.length > 19 ? `${hash.slice(0, 19)}…` : hash;
+}
+
+function changed(what: string, then: string, now: string, verb = "differs"): string {
+  return `${what} ${verb}: ${then} then, ${now} now`;
+}
+
+/** Keys of `then` and `now` in a stable order: those still present first (in today's order), then the gone ones. */
+function keysOf(then: Record<string, unknown>, now: Record<string, unknown>): string[] {
+  return [...Object.keys(now), ...Object.keys(then).filter((key) => !(key in now))];
+}
+
+/**
+ * What differs between the inputs of an earlier run and today's, one sentence each, in a
+ * stable order (manifest, harness, tasks, agents, trials, runtime, policy); empty when none.
+ */
+export function differingInputs(then: RunInputs, now: RunInputs): string[] {
+  const out: string[] = [];
+  if (then.manifest !== now.manifest)
+    out.push(changed("the manifest file", short(then.manifest), short(now.manifest)));
+  if (then.harness !== now.harness)
+    out.push(changed("the harness", short(then.harness), short(now.harness)));
+  for (const id of keysOf(then.tasks, now.tasks)) {
+    const before = then.tasks[id];
+    const after = now.tasks[id];
+    if (before === undefined) {
+      out.push(`task ${id} was not in the earlier run`);
+      continue;
+    }
+    if (after === undefined) {
+      out.push(`task ${id} of the earlier run is not in the manifest now`);
+      continue;
+    }
+    if (before.fixture !== after.fixture)
+      out.push(changed(`the fixture of task ${id}`, short(before.fixture), short(after.fixture)));
+    if (before.prompt !== after.prompt)
+      out.push(changed(`the prompt of task ${id}`, short(before.prompt), short(after.prompt)));
+    const filesThen = before.expectedFiles.join(", ") || "none";
+    const filesNow = after.expectedFiles.join(", ") || "none";
+    if (filesThen !== filesNow)
+      out.push(changed(`the expected files of task ${id}`, filesThen, filesNow, "differ"));
+    for (const grader of keysOf(before.graders, after.graders)) {
+      const g0 = before.graders[grader];
+      const g1 = after.graders[grader];
+      if (g0 === undefined) out.push(`grader ${grader} of task ${id} was not in the earlier run`);
+      else if (g1 === undefined)
+        out.push(`grader ${grader} of task ${id} of the earlier run is not in the manifest now`);
+      else {
+        if (g0.contract !== g1.contract)
+          out.push(
+            changed(
+              `the grader contract of task ${id} (grader ${grader})`,
+              short(g0.contract),
+              short(g1.contract),
+            ),
+          );
+        if (g0.kind !== g1.kind || g0.settings !== g1.settings)
+          out.push(
+            changed(
+              `the settings of grader ${grader} of task ${id}`,
+              short(g0.settings),
+              short(g1.settings),
+              "differ",
+            ),
+          );
+      }
+    }
+  }
+  for (const variant of keysOf(then.agents, now.agents)) {
+    if (!(variant in then.agents)) out.push(`variant ${variant} was not in the earlier run`);
+    else if (!(variant in now.agents))
+      out.push(`variant ${variant} of the earlier run is not in the manifest now`);
+    else if (then.agents[variant] !== now.agents[variant])
+      out.push(
+        changed(
+          `the agent of variant ${variant}`,
+          short(then.agents[variant] ?? null),
+          short(now.agents[variant] ?? null),
+        ),
+      );
+  }
+  if (then.trials.count !== now.trials.count)
+    out.push(changed("the trial count", String(then.trials.count), String(now.trials.count)));
+  if (then.trials.seed !== now.trials.seed)
+    out.push(changed("the trial seed", String(then.trials.seed), String(now.trials.seed)));
+  if (then.trials.order !== now.trials.order)
+    out.push(changed("the trial order", then.trials.order, now.trials.order));
+  if (then.runtime !== now.runtime)
+    out.push(changed("the runtime settings", short(then.runtime), short(now.runtime), "differ"));
+  if (then.verdictPolicy !== now.verdictPolicy)
+    out.push(changed("the verdict policy", short(then.verdictPolicy), short(now.verdictPolicy)));
+  return out;
+}

@@ -1,0 +1,459 @@
+// `harness compare run` killed at any point and then `--resume`d ends with the verdict an
+// uninterrupted run gives; Ctrl-C stops cleanly (exit 130, no process or temporary directory
+// left); one run at a time per --out. Real CLI processes, real signals, a small scripted
+// experiment whose agents and grader leave marks so the test knows when to strike.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, readdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Experiment,
+  mulberry32,
+  trialArtifactDir,
+  type VerdictDocument,
+} from "../../src/compare/index.js";
+import {
+  listFiles,
+  loadForRun,
+  makeExperiment,
+  readJson,
+  runManifest,
+  syntheticManifest,
+  type TempExperiment,
+  TRIAL_FILES,
+} from "../support/experiment.js";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(REPO, "src", "cli", "bin.ts");
+const LOCK = ".harnesslab-run.lock";
+
+// Both agents note their start (when the test asks) and take a moment, so a kill can land
+// inside a trial; with HL_TEST_SLEEPER set, trial 1 of the fixer first runs a long child
+// process through its Bash tool and tells the test its pid.
+const AGENT_PRELUDE = `import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+async function prelude({ tools, cwd, trial }) {
+  if (process.env.HL_TEST_AGENT_LOG)
+    appendFileSync(process.env.HL_TEST_AGENT_LOG, \`started \${trial.variant}/\${trial.index}\\n\`);
+  const sleeper = process.env.HL_TEST_SLEEPER;
+  if (sleeper && trial.variant === "fixer" && trial.index === 1) {
+    const running = tools.bash(process.env.HL_TEST_STUBBORN ? "node stubborn.mjs" : "node sleeper.mjs");
+    for (let i = 0; i < 1000; i += 1) {
+      let pid = "";
+      try { pid = readFileSync(join(cwd, "sleeper.pid"), "utf8"); } catch {}
+      if (pid !== "") { writeFileSync(sleeper, pid); break; }
+      await sleep(10);
+    }
+    await running;
+  }
+  await sleep(250);
+}
+`;
+
+const SLOW_NOP = `${AGENT_PRELUDE}
+export default async function slowNop(context) {
+  await prelude(context);
+  return "nothing to do";
+}
+`;
+
+const SLOW_FIXER = `${AGENT_PRELUDE}
+export default async function slowFixer(context) {
+  await prelude(context);
+  const write = await context.tools.write("src/value.txt", "fixed\\n");
+  if (!write.ok) throw new Error("write refused");
+  return "fixed src/value.txt";
+}
+`;
+
+/** The check the command grader runs: notes where grading started, takes a moment, then checks. */
+function slowCheck(gradingLog: string): string {
+  return `import { appendFileSync, readFileSync } from "node:fs";
+appendFileSync(${JSON.stringify(gradingLog)}, process.cwd() + "\\n");
+await new Promise((resolve) => setTimeout(resolve, 300));
+if (readFileSync("src/value.txt", "utf8") !== "fixed\\n") process.exit(1);
+console.log("ok");
+`;
+}
+
+const SLEEPER = `import { writeFileSync } from "node:fs";
+writeFileSync("sleeper.pid", String(process.pid));
+setTimeout(() => {}, 30000);
+`;
+// Ignores SIGTERM, so stopping it takes the runner's escalation to SIGKILL (2 s later).
+const STUBBORN = `import { writeFileSync } from "node:fs";
+process.on("SIGTERM", () => {});
+writeFileSync("sleeper.pid", String(process.pid));
+setTimeout(() => {}, 30000);
+`;
+
+let exp: TempExperiment;
+let experiment: Experiment;
+let signals: string;
+let gradingLog: string;
+let uninterrupted: VerdictDocument;
+const children = new Set<ChildProcess>();
+const strays = new Set<number>();
+
+beforeAll(async () => {
+  exp = await makeExperiment();
+  signals = join(exp.base, "signals");
+  gradingLog = join(signals, "grading.log");
+  await mkdir(signals);
+  const fixture = {
+    "check.mjs": slowCheck(gradingLog),
+    "sleeper.mjs": SLEEPER,
+    "stubborn.mjs": STUBBORN,
+  };
+  for (const [path, content] of Object.entries(fixture))
+    await writeFile(join(exp.fixtureDir, path), content);
+  await exp.writeAgent("slow-nop.mjs", SLOW_NOP);
+  await exp.writeAgent("slow-fixer.mjs", SLOW_FIXER);
+  await exp.writeManifest(
+    syntheticManifest({
+      variants: [
+        { id: "baseline", composition: "plain", agent: "./agents/slow-nop.mjs" },
+        { id: "fixer", composition: "careful", agent: "./agents/slow-fixer.mjs" },
+      ],
+      runtime: {
+        host: "scripted",
+        timeoutMs: 30000,
+        validationCommands: [
+          ["node", "check.mjs"],
+          ["node", "sleeper.mjs"],
+          ["node", "stubborn.mjs"],
+        ],
+      },
+      trials: { count: 2, seed: 7, order: "randomized" },
+      concurrency: 2,
+    }),
+  );
+  ({ experiment } = await loadForRun(exp.manifestPath));
+  ({ verdict: uninterrupted } = await runManifest(exp.manifestPath, {
+    outDir: exp.freshOut("uninterrupted"),
+    tempParent: exp.trialsDir,
+    concurrency: 4,
+  }));
+  expect(uninterrupted.trials.map((t) => t.outcome).sort()).toEqual([
+    "failed",
+    "failed",
+    "passed",
+    "passed",
+  ]);
+});
+
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  for (const pid of strays) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone
+    }
+  }
+  await exp.cleanup();
+});
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+interface CliProcess {
+  child: ChildProcess;
+  exited: Promise<Exit>;
+  /** Everything written to stderr so far. */
+  stderr(): string;
+}
+
+/** One interrupted run: its --out, and the CLI's TMPDIR, where its trials' workspaces go. */
+interface Scenario {
+  out: string;
+  tmp: string;
+}
+
+async function scenario(name: string): Promise<Scenario> {
+  const tmp = join(exp.base, `tmp-${name}`);
+  await mkdir(tmp);
+  return { out: exp.freshOut(name), tmp: await realpath(tmp) };
+}
+
+let spawned = 0;
+
+/** Starts the real CLI; `agentLog` receives a line per agent start. */
+function startCli(
+  where: Scenario,
+  extra: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): CliProcess & { agentLog: string } {
+  spawned += 1;
+  const agentLog = join(signals, `agents-${spawned}.log`);
+  const args = ["compare", "run", exp.manifestPath, "--out", where.out, ...extra];
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, TMPDIR: where.tmp, HL_TEST_AGENT_LOG: agentLog, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    child.on("close", (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+  return { child, exited, stderr: () => stderr, agentLog };
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, cli?: CliProcess) {
+  let exited = false;
+  void cli?.exited.then(() => {
+    exited = true;
+  });
+  for (let i = 0; i < 2000; i += 1) {
+    if (await check()) return;
+    if (exited) throw new Error(`the CLI exited before ${what}: ${cli?.stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const lines = (path: string) =>
+  existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+
+function trialDirs(out: string): string[] {
+  return uninterrupted.trials.map((t) =>
+    join(out, trialArtifactDir(experiment, t.variant, t.task, t.trial)),
+  );
+}
+
+const finishedCount = (out: string) =>
+  trialDirs(out).filter((dir) => existsSync(join(dir, "metrics.json"))).length;
+
+async function trialTemps(where: Scenario): Promise<string[]> {
+  return (await readdir(where.tmp)).filter((name) => name.startsWith("harnesslab-trial-"));
+}
+
+async function kill(cli: CliProcess): Promise<Exit> {
+  cli.child.kill("SIGKILL");
+  return cli.exited;
+}
+
+/** Everything but timings, which no two runs share. */
+function comparable(verdict: VerdictDocument) {
+  const strip = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(strip);
+    if (value !== null && typeof value === "object")
+      return Object.fromEntries(
+        Object.entries(value)
+          .filter(([key]) => !["duration", "durationMs", "agentWallTimeMs"].includes(key))
+          .map(([key, v]) => [key, strip(v)]),
+      );
+    return value;
+  };
+  return {
+    status: verdict.status,
+    reason: verdict.reason,
+    statistics: strip(verdict.statistics),
+    trials: strip(verdict.trials),
+  };
+}
+
+/** Resumes the run; checks that it ends as the uninterrupted run did, and what it must leave. */
+async function resumeAndCheck(where: Scenario) {
+  const { out } = where;
+  const kept = await finishedRecords(out);
+  const unfinished = trialDirs(out).filter((dir) => !kept.has(dir)).length;
+  // Concurrency is not an input: the resume may use another.
+  const resumed = startCli(where, ["--resume", "--concurrency", "4"]);
+  const exit = await resumed.exited;
+  expect(exit.code, exit.stderr).toBe(
+    ["accept", "need_more_work"].includes(uninterrupted.status) ? 0 : 1,
+  );
+  // Only the trials without a finished record ran again, each once.
+  expect(lines(resumed.agentLog)).toHaveLength(unfinished);
+  const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+  expect(comparable(verdict)).toEqual(comparable(uninterrupted));
+  const ids = verdict.trials.map((t) => `${t.variant}/${t.task}/${t.trial}`);
+  expect(new Set(ids).size).toBe(ids.length);
+  expect(verdict.trials.map((t) => t.seq).sort()).toEqual([1, 2, 3, 4]);
+  for (const dir of trialDirs(out)) expect(await listFiles(dir)).toEqual([...TRIAL_FILES]);
+  // Finished records were kept byte for byte.
+  for (const [dir, text] of kept)
+    expect(await readFile(join(dir, "metrics.json"), "utf8")).toBe(text);
+  // No lock, no half-written file, no workspace left.
+  expect((await readdir(out)).filter((name) => name.startsWith("."))).toEqual([]);
+  expect(await trialTemps(where)).toEqual([]);
+}
+
+async function finishedRecords(out: string): Promise<Map<string, string>> {
+  const records = new Map<string, string>();
+  for (const dir of trialDirs(out)) {
+    const path = join(dir, "metrics.json");
+    if (existsSync(path)) records.set(dir, await readFile(path, "utf8"));
+  }
+  return records;
+}
+
+// Each scenario has its own --out and TMPDIR, so they run side by side.
+describe.concurrent("compare run killed with SIGKILL, then --resume", () => {
+  it("before any trial finished: its stale lock and its trials' workspaces are taken over", async () => {
+    const where = await scenario("kill-early");
+    const cli = startCli(where);
+    await waitFor("an agent to start", () => lines(cli.agentLog).length > 0, cli);
+    await kill(cli);
+    expect(finishedCount(where.out)).toBe(0);
+    // What the killed run left: its lock and the workspaces of the trials it was running.
+    const lock = JSON.parse(await readFile(join(where.out, LOCK), "utf8")) as { pid: number };
+    expect(lock.pid).toBe(cli.child.pid);
+    expect((await trialTemps(where)).length).toBeGreaterThan(0);
+    await resumeAndCheck(where);
+  });
+
+  it("mid-run, with some trials finished: they are kept and only the rest run", async () => {
+    const where = await scenario("kill-mid");
+    const cli = startCli(where);
+    await waitFor("a finished trial", () => finishedCount(where.out) >= 1, cli);
+    await kill(cli);
+    expect((await finishedRecords(where.out)).size).toBeGreaterThanOrEqual(1);
+    await resumeAndCheck(where);
+  });
+
+  it("while a command grader runs", async () => {
+    const where = await scenario("kill-grading");
+    const cli = startCli(where);
+    const gradingHere = () => lines(gradingLog).some((line) => line.startsWith(`${where.tmp}/`));
+    await waitFor("grading to start", gradingHere, cli);
+    await kill(cli);
+    expect((await finishedRecords(where.out)).size).toBeLessThan(4);
+    await resumeAndCheck(where);
+  });
+
+  it("after the last trial, around the writing of the verdict", async () => {
+    const where = await scenario("kill-verdict");
+    const cli = startCli(where);
+    await waitFor("every trial to finish", () => finishedCount(where.out) === 4, cli);
+    await kill(cli);
+    await resumeAndCheck(where);
+  });
+
+  it("again and again at seeded random moments", async () => {
+    const where = await scenario("kill-random");
+    const random = mulberry32(20260901);
+    for (let round = 0; round < 3; round += 1) {
+      // Once the run has written anything, it can only be continued.
+      const cli = startCli(where, existsSync(where.out) ? ["--resume"] : []);
+      const delay = 400 + Math.floor(random() * 1600);
+      const ended = await Promise.race([
+        cli.exited.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), delay)),
+      ]);
+      if (!ended) await kill(cli);
+    }
+    await resumeAndCheck(where);
+  });
+});
+
+/** Running, not a zombie waiting for a parent that is gone. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
+    return state !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+describe("Ctrl-C", () => {
+  it("aborts the running agents, kills their commands, removes their workspaces and exits 130; --resume finishes the run", async () => {
+    const where = await scenario("sigint");
+    const pidFile = join(signals, "sleeper-1.pid");
+    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile });
+    await waitFor("the long command to start", () => existsSync(pidFile), cli);
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    strays.add(sleeper);
+    expect(isRunning(sleeper)).toBe(true);
+
+    // One run at a time: a second run or resume into its --out is refused while it lives.
+    const second = startCli(where, ["--resume"]);
+    const refused = await second.exited;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`another run (pid ${cli.child.pid}`);
+    expect(lines(second.agentLog)).toEqual([]);
+
+    cli.child.kill("SIGINT");
+    const exit = await cli.exited;
+    expect(exit.code, exit.stderr).toBe(130);
+    expect(exit.stderr).toContain("interrupted");
+    expect(isRunning(sleeper)).toBe(false);
+    expect(await trialTemps(where)).toEqual([]);
+    expect(existsSync(join(where.out, LOCK))).toBe(false);
+    const verdict = (await readJson(where.out, "verdict.json")) as VerdictDocument;
+    expect(verdict.status).toBe("infrastructure_error");
+    expect(verdict.reason).toMatch(/interrupted after \d of 4 trials; run again with --resume/);
+    // The trial cut short has no finished record: it is not in the verdict and runs again.
+    expect(verdict.trials.every((t) => t.infraReason !== "run_aborted")).toBe(true);
+
+    await resumeAndCheck(where);
+  });
+
+  it("SIGTERM (a supervisor stopping the run) stops it the same clean way and exits 143", async () => {
+    const where = await scenario("sigterm");
+    const pidFile = join(signals, "sleeper-3.pid");
+    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile });
+    await waitFor("the long command to start", () => existsSync(pidFile), cli);
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    strays.add(sleeper);
+
+    cli.child.kill("SIGTERM");
+    const exit = await cli.exited;
+    expect(exit.code, exit.stderr).toBe(143);
+    expect(exit.stderr).toContain("terminated: stopping the running trials");
+    expect(isRunning(sleeper)).toBe(false);
+    expect(await trialTemps(where)).toEqual([]);
+    expect(existsSync(join(where.out, LOCK))).toBe(false);
+
+    await resumeAndCheck(where);
+  });
+
+  it("a second Ctrl-C quits at once, killing a command that ignores SIGTERM; --resume clears what was left", async () => {
+    const where = await scenario("sigint-twice");
+    const pidFile = join(signals, "sleeper-2.pid");
+    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile, HL_TEST_STUBBORN: "1" });
+    await waitFor("the long command to start", () => existsSync(pidFile), cli);
+    const sleeper = Number(readFileSync(pidFile, "utf8"));
+    strays.add(sleeper);
+
+    cli.child.kill("SIGINT");
+    await waitFor("the first Ctrl-C to be seen", () => cli.stderr().includes("interrupted"), cli);
+    // The command ignores SIGTERM: the first Ctrl-C alone would wait for the escalation.
+    expect(isRunning(sleeper)).toBe(true);
+    cli.child.kill("SIGINT");
+    const exit = await cli.exited;
+    expect(exit.code).toBe(130);
+    await waitFor("the command to be gone", () => !isRunning(sleeper));
+    // No unwinding happened: the workspace stays for --resume, the lock was given up on exit.
+    expect((await trialTemps(where)).length).toBeGreaterThan(0);
+    expect(existsSync(join(where.out, LOCK))).toBe(false);
+
+    await resumeAndCheck(where);
+  });
+});
