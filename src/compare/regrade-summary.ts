@@ -134,18 +134,23 @@ export function formatTrialChanges(summary: RegradeSummary): string[] {
   });
 }
 
+/** A contract a grader was re-graded with. */
+export interface RegradeContract {
+  task: string;
+  grader: string;
+  /** Absolute path of the file read. */
+  path: string;
+  contractHash: string;
+  source: "manifest" | "option";
+  /** The hash the run graded with (frozen-task.json); null when the run recorded none. */
+  runContractHash: string | null;
+}
+
 /** What `compare regrade` prints: notes, the contracts used, what changed, the old and new verdict. */
 export function formatRegradeReport(report: {
   stem: string;
   notes: readonly string[];
-  contracts: readonly {
-    task: string;
-    grader: string;
-    path: string;
-    contractHash: string;
-    source: "manifest" | "option";
-    runContractHash: string | null;
-  }[];
+  contracts: readonly RegradeContract[];
   summary: RegradeSummary;
   previous: { status: string; reason: string };
   verdict: { status: string; reason: string };

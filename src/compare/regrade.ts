@@ -28,7 +28,12 @@ import {
   parseGraderContractArg,
   resolveGraderContracts,
 } from "./regrade-contracts.js";
-import { type RegradeSummary, summarizeRegrade, type TrialChange } from "./regrade-summary.js";
+import {
+  type RegradeContract,
+  type RegradeSummary,
+  summarizeRegrade,
+  type TrialChange,
+} from "./regrade-summary.js";
 import { createRunLock } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
 import { buildVerdictDocument, writeVerdictFiles } from "./verdict.js";
@@ -50,19 +55,7 @@ export interface RegradeOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-export type { TrialChange };
-
-/** A contract a grader was re-graded with. */
-export interface RegradeContract {
-  task: string;
-  grader: string;
-  /** Absolute path of the file read. */
-  path: string;
-  contractHash: string;
-  source: "manifest" | "option";
-  /** The hash the run graded with (frozen-task.json); null when the run recorded none. */
-  runContractHash: string | null;
-}
+export type { RegradeContract, TrialChange };
 
 export interface RegradeResult {
   /** `verdict.regrade-NNN` */

@@ -201,3 +201,33 @@ describe("aggregate", () => {
     );
   });
 });
+
+describe("pass-rate intervals", () => {
+  it("gives each variant and cell a 95% Wilson interval over completed trials, infrastructure errors left out", () => {
+    const trials: TrialRecord[] = [
+      record({ trial: 1, outcome: "passed" }),
+      record({ trial: 2, outcome: "passed" }),
+      record({ trial: 3, outcome: "failed" }),
+      record({ trial: 4, outcome: "infrastructure_error" }),
+    ];
+    const result = aggregate(trials);
+    const interval = result.variants[0]?.passRateInterval;
+    // Wilson 95% for 2 of 3: 0.2077 to 0.9385.
+    expect(interval?.method).toBe("wilson");
+    expect(interval?.level).toBe(0.95);
+    expect(interval?.lower).toBeCloseTo(0.2077, 3);
+    expect(interval?.upper).toBeCloseTo(0.9385, 3);
+    expect(result.cells[0]?.passRateInterval).toEqual(interval);
+  });
+
+  it("is null when no trial completed, and reaches the boundary exactly at 0 or all passed", () => {
+    expect(
+      aggregate([record({ trial: 1, outcome: "infrastructure_error" })]).variants[0]
+        ?.passRateInterval,
+    ).toBeNull();
+    const all = aggregate([record({ trial: 1, outcome: "passed" })]).variants[0]?.passRateInterval;
+    expect(all?.upper).toBe(1);
+    const none = aggregate([record({ trial: 1, outcome: "failed" })]).variants[0]?.passRateInterval;
+    expect(none?.lower).toBe(0);
+  });
+});
