@@ -110,6 +110,36 @@ export const variantSummarySchema = z.strictObject({
 });
 export type VariantSummary = z.infer<typeof variantSummarySchema>;
 
+/** What a regrade changed against the verdict it re-grades (`compare regrade`). */
+export const regradeSummarySchema = z.strictObject({
+  /** Changed trials, the baseline's first, then by variant order and folder. */
+  changes: z.array(
+    z.strictObject({
+      artifactDir: z.string(),
+      variant: z.string(),
+      /** `up`: passes now and did not, or the same outcome with a higher score; `down`: the reverse. */
+      direction: z.enum(["up", "down", "other"]),
+      before: z.strictObject({ outcome: z.string(), score: z.number().nullable() }),
+      after: z.strictObject({
+        outcome: z.string(),
+        score: z.number().nullable(),
+        explanation: z.string(),
+      }),
+    }),
+  ),
+  up: z.int().min(0),
+  down: z.int().min(0),
+  other: z.int().min(0),
+  /** Variants whose pass rate (infrastructure errors left out) moved, the baseline first. */
+  passRates: z.array(
+    z.strictObject({
+      variant: z.string(),
+      before: z.number().min(0).max(1).nullable(),
+      after: z.number().min(0).max(1).nullable(),
+    }),
+  ),
+});
+
 /** `verdict.json`: the result of a comparison run. */
 export const verdictDocumentSchema = z.strictObject({
   schemaVersion: z.literal(VERDICT_VERSION),
@@ -145,8 +175,17 @@ export const verdictDocumentSchema = z.strictObject({
       extraCostUsd: z.number().min(0).nullable(),
     })
     .default({ limit: 0, trialsRetried: 0, extraAttempts: 0, recovered: 0, extraCostUsd: null }),
+  /**
+   * True when the run was stopped (Ctrl-C, SIGTERM) before every planned trial finished: the
+   * verdict covers only the finished trials; `compare run --resume` completes it.
+   */
+  interrupted: z.boolean().default(false),
+  /** Trials taken from an earlier, interrupted run of the same experiment (--resume). */
+  resumedTrials: z.int().min(0).default(0),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
   regradeOf: z.string().nullable(),
+  /** Set by `compare regrade`: what changed against `regradeOf`. */
+  regradeSummary: regradeSummarySchema.optional(),
   /** Set by `compare regrade`: the contract every contract-taking grader was re-graded with. */
   graderContracts: z
     .array(

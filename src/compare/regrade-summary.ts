@@ -1,6 +1,7 @@
 // What a regrade changed (pure): which trials moved and which way, how each variant's pass rate
 // moved, and the lines `compare regrade` prints about it.
-import type { VerdictTrial } from "./artifacts-contract.js";
+import type { z } from "zod";
+import type { regradeSummarySchema, VerdictTrial } from "./artifacts-contract.js";
 
 /**
  * `up`: passed after not passing, or the same outcome with a higher score; `down`: the reverse;
@@ -14,30 +15,9 @@ export type RegradeTrial = Pick<
   "artifactDir" | "variant" | "outcome" | "score" | "explanation"
 >;
 
-export interface TrialChange {
-  artifactDir: string;
-  variant: string;
-  direction: ChangeDirection;
-  before: { outcome: string; score: number | null };
-  after: { outcome: string; score: number | null; explanation: string };
-}
-
-export interface PassRateChange {
-  variant: string;
-  /** Passed ÷ completed (infrastructure errors left out, as the verdict decides); null with no completed trial. */
-  before: number | null;
-  after: number | null;
-}
-
-export interface RegradeSummary {
-  /** Baseline's first, then by variant order and folder. */
-  changes: TrialChange[];
-  up: number;
-  down: number;
-  other: number;
-  /** Variants whose pass rate moved, baseline first, then in the given variant order. */
-  passRates: PassRateChange[];
-}
+export type RegradeSummary = z.infer<typeof regradeSummarySchema>;
+export type TrialChange = RegradeSummary["changes"][number];
+export type PassRateChange = RegradeSummary["passRates"][number];
 
 export function changeDirection(
   before: Pick<RegradeTrial, "outcome" | "score">,

@@ -238,17 +238,19 @@ export async function regradeRun(
       regradeOf: "verdict.json",
       retryLimit: previous.infraRetries.limit,
     });
-    const verdict: VerdictDocument = {
-      ...built,
-      graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
-    };
-    await writeVerdictFiles(outDir, verdict, stem, validationFile);
     const summary = summarizeRegrade({
       before: previous.trials,
-      after: verdict.trials,
+      after: built.trials,
       variants: experiment.variants.map((v) => v.id),
       baseline: experiment.baseline,
     });
+    const verdict: VerdictDocument = {
+      ...built,
+      resumedTrials: previous.resumedTrials,
+      graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
+      regradeSummary: summary,
+    };
+    await writeVerdictFiles(outDir, verdict, stem, validationFile);
     return { stem, previous, verdict, changes: summary.changes, summary, contracts, notes };
   }
 }

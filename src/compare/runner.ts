@@ -389,7 +389,9 @@ async function runHoldingLock(
     finishedAt: now().toISOString(),
     retryLimit: retries.limit,
   });
+  verdict.resumedTrials = reusable.size;
   if (options.signal?.aborted && metrics.length < jobs.length) {
+    verdict.interrupted = true;
     verdict.status = "infrastructure_error";
     verdict.reason = `the run was interrupted after ${metrics.length} of ${jobs.length} trials; run again with --resume to finish it`;
   } else if (settled?.status && metrics.length < jobs.length && fixturesUnchanged) {

@@ -104,6 +104,8 @@ export function buildVerdictDocument(input: {
     startedAt: input.startedAt,
     finishedAt: input.finishedAt,
     infraRetries: summarizeRetries(sorted, input.retryLimit ?? 0),
+    interrupted: false,
+    resumedTrials: 0,
     regradeOf: input.regradeOf ?? null,
   };
 }

@@ -134,6 +134,8 @@ export function buildVerdict(
       recovered: retried.filter((t) => t.outcome !== "infrastructure_error").length,
       extraCostUsd: null,
     },
+    interrupted: false,
+    resumedTrials: 0,
     regradeOf: null,
   };
 }
