@@ -26,18 +26,6 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
 }
 
-/**
- * Escapes text for a Markdown table cell: a pipe or a newline would break the row, and `<` could
- * start raw HTML in a viewer that renders it.
- */
-export function cell(text: string): string {
-  return text
-    .replace(/\|/g, "\\|")
-    .replace(/\r?\n/g, " ")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;");
-}
-
 /** A confidence level in percent (no sign), exact enough to tell 97.5 from 98.3333 (Bonferroni-adjusted levels). */
 export function levelPercent(level: number): string {
   return String(Number((level * 100).toFixed(4)));
@@ -59,10 +47,31 @@ export function tokenCount(value: number | null | undefined): string {
   return `${(value / 1_000_000).toFixed(2)}M`;
 }
 
-/** Shortens text to `max` characters, saying how much was left out. */
+const CLIP_NOTE = /… \(\d+ more characters\)$/;
+
+/**
+ * Shortens text to `max` characters, saying how much was left out. Text it already shortened to
+ * `max` is left as it is (a reader clips what it keeps, the renderer clips whatever it gets).
+ */
 export function clipText(text: string, max: number): string {
   if (text.length <= max) return text;
+  const note = CLIP_NOTE.exec(text);
+  if (note !== null && note.index <= max) return text;
   return `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
+/** Keeps the last `max` characters (where a command's error usually is), saying how much was left out. */
+export function clipTextEnd(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `(${text.length - max} earlier characters) …${text.slice(text.length - max)}`;
+}
+
+/** A file size: `950 bytes`, `12.3 KB`, `4.56 MB` (powers of 1024). */
+export function byteSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(2)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GB`;
 }
 
 const STATUS_LABELS = {

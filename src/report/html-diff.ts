@@ -2,8 +2,9 @@
 // added and removed lines coloured with their line numbers, binary files named but not dumped,
 // and a clip with a note when the patch is too big to show in full.
 import { type DiffFile, diffFileLabel, parseUnifiedDiff } from "./diff.js";
-import { clipText } from "./format.js";
+import { byteSize, clipText } from "./format.js";
 import { esc } from "./html-text.js";
+import type { FileClip } from "./types.js";
 
 export interface DiffLimits {
   /** Diff lines (hunk headers included) shown per patch; the rest is clipped with a note. */
@@ -13,6 +14,9 @@ export interface DiffLimits {
 }
 
 export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxLines: 1000, maxLineChars: 500 };
+
+/** Files named in the clip note; a patch can touch thousands. */
+const MAX_SKIPPED_FILES_NAMED = 20;
 
 function lineCount(file: DiffFile): number {
   return file.hunks.reduce((sum, h) => sum + 1 + h.lines.length, 0);
@@ -26,13 +30,22 @@ const SIGN = { add: "+", del: "-", context: " ", note: "" } as const;
 
 /**
  * `patchLink` is the (already escaped) href of the full patch.diff, named in the clip note.
+ * `clip` is set when `patch` is only the beginning of patch.diff.
  */
 export function renderDiffHtml(
   patch: string,
   patchLink: string,
   limits: DiffLimits = DEFAULT_DIFF_LIMITS,
+  clip?: FileClip,
 ): string {
-  if (patch.trim() === "") return '<p class="muted">No change: the patch is empty.</p>';
+  const unread =
+    clip === undefined
+      ? ""
+      : ` patch.diff is ${byteSize(clip.totalBytes)}; only its first ${byteSize(clip.readBytes)} were read for this page.`;
+  if (patch.trim() === "")
+    return clip === undefined
+      ? '<p class="muted">No change: the patch is empty.</p>'
+      : `<p class="clip-note">Patch not shown:${unread} The full patch is <a href="${patchLink}">patch.diff</a>.</p>`;
   const parsed = parseUnifiedDiff(patch);
   const out: string[] = ['<div class="diff"><div class="diff-files">'];
   let budget = limits.maxLines;
@@ -56,7 +69,7 @@ export function renderDiffHtml(
     // Rename and copy sources are already in the label; mode changes and similarity are not.
     const meta = file.meta.filter((m) => !/^(rename|copy) (from|to) /.test(m));
     out.push(
-      `<div class="diff-head"><span class="badge st-${file.status}">${file.binary ? "binary, " : ""}${file.status}</span> <code class="path">${esc(diffFileLabel(file))}</code> ${file.binary ? "" : stat(file)}${meta.length > 0 ? `<span class="diff-meta">${esc(meta.join(" · "))}</span>` : ""}</div>`,
+      `<div class="diff-head"><span class="badge st-${file.status}">${file.binary ? "binary, " : ""}${file.status}</span> <code class="path">${line(diffFileLabel(file))}</code> ${file.binary ? "" : stat(file)}${meta.length > 0 ? `<span class="diff-meta">${line(meta.join(" · "))}</span>` : ""}</div>`,
     );
     if (file.binary) {
       const size = file.binaryBytes === null ? "" : ` (new content ${file.binaryBytes} bytes)`;
@@ -94,13 +107,19 @@ export function renderDiffHtml(
   }
 
   out.push("</div>");
-  if (clippedLines > 0 || skipped.length > 0) {
+  if (clippedLines > 0 || skipped.length > 0 || clip !== undefined) {
+    const named = skipped.slice(0, MAX_SKIPPED_FILES_NAMED);
+    const more = skipped.length > named.length ? ` and ${skipped.length - named.length} more` : "";
     const files =
       skipped.length > 0
-        ? ` Files not shown: ${skipped.map((f) => `<code>${esc(diffFileLabel(f))}</code> (${f.binary ? "binary" : `+${f.additions} −${f.deletions}`})`).join(", ")}.`
+        ? ` Files not shown: ${named.map((f) => `<code>${esc(clipText(diffFileLabel(f), limits.maxLineChars))}</code> (${f.binary ? "binary" : `+${f.additions} −${f.deletions}`})`).join(", ")}${more}.`
+        : "";
+    const lines =
+      clippedLines > 0
+        ? ` ${clippedLines} ${clip === undefined ? "more" : "more read"} diff line(s) not shown.`
         : "";
     out.push(
-      `<p class="clip-note">Patch clipped: ${clippedLines} more diff line(s) not shown.${files} The full patch is <a href="${patchLink}">patch.diff</a>.</p>`,
+      `<p class="clip-note">Patch clipped:${lines}${files}${unread} The full patch is <a href="${patchLink}">patch.diff</a>.</p>`,
     );
   }
   out.push("</div>");

@@ -60,7 +60,7 @@ details.trial[open]>summary{border-bottom:1px solid var(--line);background:var(-
 .links{margin:.1rem 0}
 ul.attempts{margin:.2rem 0;padding-left:1.2rem}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:.6rem .75rem;overflow:auto;max-height:24rem;white-space:pre-wrap;word-break:break-word;margin:.2rem 0}
-td.pre,.trace .ev{white-space:pre-wrap;word-break:break-word}
+.pre,.trace .ev{white-space:pre-wrap;word-break:break-word}
 .diff-files{max-height:48rem;overflow:auto}
 .diff-file{border:1px solid var(--line);border-radius:6px;margin:.5rem 0;overflow:hidden}
 .diff-head{background:var(--soft);padding:.35rem .6rem}
@@ -90,7 +90,12 @@ table.trace td:nth-child(-n+3),table.decisions td:nth-child(-n+2),table.decision
 .trace .say+.in{margin-top:.15rem}
 .trace tr.tone-error .out{color:var(--fail)}
 tr.tone-deny td{background:#fff5f5}
-.trace tr.gap td{text-align:center;color:var(--muted);background:#fff8c5}
+tr.gap td{text-align:center;color:var(--muted);background:#fff8c5}
+details.evidence{margin-top:.3rem}details.evidence>summary{cursor:pointer;color:var(--blue);font-size:.8rem}
+.ev-label{color:var(--muted);font-size:.75rem;margin-top:.3rem}
+pre.ev-text{max-height:16rem;font-size:11px}
+.callout.regrade{background:#ddf4ff;border-color:#b6e3ff}
+table.regrade td.dir{white-space:nowrap}
 table.compact,table.flips{width:auto}table.compact td,table.compact th{padding:.25rem .75rem}
 footer{margin-top:1rem}
 `;

@@ -1,4 +1,5 @@
 import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
+import { formatChangeLine } from "../compare/regrade-summary.js";
 import type { Comparison, RateInterval, VariantAggregate } from "../stats/index.js";
 import {
   duration,
@@ -12,7 +13,13 @@ import {
 } from "./format.js";
 import { HTML_STYLE } from "./html-style.js";
 import { esc, href } from "./html-text.js";
-import { evidenceLimits, outcomeBadge, renderTrialEvidence, trialAnchor } from "./html-trial.js";
+import {
+  type EvidenceLimits,
+  evidenceLimits,
+  outcomeBadge,
+  renderTrialEvidence,
+  trialAnchor,
+} from "./html-trial.js";
 import {
   MEASURE_HEADERS,
   type MeasureTexts,
@@ -20,7 +27,19 @@ import {
   passAtKColumns,
   passAtKText,
 } from "./measures.js";
+import {
+  interruptedNote,
+  noFlipSentence,
+  resumedNote,
+  unjudgedReason,
+  unjudgedTasks,
+} from "./run-notes.js";
 import type { HtmlReportOptions, TrialDetails } from "./types.js";
+
+/** Our own sentences mark commands with backticks; on the page they become code. */
+function sentence(text: string): string {
+  return esc(text).replace(/`([^`]+)`/g, "<code>$1</code>");
+}
 
 // Agent-controlled text is everywhere in this page, so it allows nothing but inline styles and
 // data: images: no script, no remote request, no form, even if escaping were ever missed.
@@ -54,7 +73,7 @@ function measureCells(
       : `<div class="sub">${m.infraAsFailure} with infra errors as failures</div>`;
   return [
     `<td class="num">${m.passedOfCompleted}</td>`,
-    `<td class="num rate"><strong>${m.passRate}</strong> <span class="ci">${m.interval}</span>${rateBar(agg?.passRate.excludingInfra ?? null, agg?.passRateInterval ?? null)}${infra}</td>`,
+    `<td class="num rate"><strong>${m.passRate}</strong>${m.interval === "" ? "" : ` <span class="ci">${m.interval}</span>`}${rateBar(agg?.passRate.excludingInfra ?? null, agg?.passRateInterval ?? null)}${infra}</td>`,
     `<td class="num${m.infraErrors !== "0" && m.infraErrors !== "—" ? " warn" : ""}">${m.infraErrors}</td>`,
     `<td class="num">${m.meanScore}</td>`,
     `<td class="num">${m.passAt1}</td>`,
@@ -128,6 +147,7 @@ function passAtKTable(order: readonly string[], aggs: readonly VariantAggregate[
 function comparisonsSection(verdict: VerdictDocument): string {
   const stats = verdict.statistics;
   if (!stats || stats.comparisons.length === 0) return "";
+  const unjudged = unjudgedTasks(verdict);
   const out = [
     '<section id="comparisons"><h2>Comparisons with the baseline</h2>',
     '<div class="scroll-x"><table class="main"><thead><tr><th>variant</th><th>status</th><th>pass rate</th><th>difference</th><th>interval</th><th>exact p</th><th>mean score</th><th>mean cost</th><th>cost ratio</th><th>flipped tasks</th></tr></thead><tbody>',
@@ -150,7 +170,7 @@ function comparisonsSection(verdict: VerdictDocument): string {
         `<td class="num">${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}</td>` +
         `<td class="num">${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}</td>` +
         `<td class="num">${c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`}${c.costRatio.credits === null ? "" : `<div class="sub">credits ${num(c.costRatio.credits, 2)}×</div>`}</td>` +
-        `<td>${c.flippedTasks.length === 0 ? '<span class="muted">none</span>' : `<a href="#flipped">${improved > 0 ? `<span class="up">${improved} improved</span>` : ""}${improved > 0 && regressed > 0 ? ", " : ""}${regressed > 0 ? `<span class="down">${regressed} regressed</span>` : ""}</a>`}</td></tr>`,
+        `<td>${c.flippedTasks.length === 0 ? `<span class="muted">none</span>${notJudgedCount(unjudged, c.variant)}` : `<a href="#flipped">${improved > 0 ? `<span class="up">${improved} improved</span>` : ""}${improved > 0 && regressed > 0 ? ", " : ""}${regressed > 0 ? `<span class="down">${regressed} regressed</span>` : ""}</a>`}</td></tr>`,
     );
   }
   out.push('</tbody></table></div><ul class="reasons">');
@@ -160,6 +180,21 @@ function comparisonsSection(verdict: VerdictDocument): string {
   return out.join("\n");
 }
 
+function notJudgedCount(unjudged: ReturnType<typeof unjudgedTasks>, variant: string): string {
+  const n = unjudged.filter((u) => u.variant === variant).length;
+  return n === 0 ? "" : `<div class="sub"><a href="#flipped">${n} task(s) not judged</a></div>`;
+}
+
+function unjudgedList(verdict: VerdictDocument): string {
+  const unjudged = unjudgedTasks(verdict);
+  if (unjudged.length === 0) return "";
+  const items = unjudged.map(
+    (u) =>
+      `<li><strong>${esc(u.task)}</strong> · ${esc(u.variant)} vs ${esc(u.baseline)}: ${esc(unjudgedReason(u))}</li>`,
+  );
+  return `<p class="note">Not judged (a side has no completed trial on the task):</p><ul class="reasons">${items.join("")}</ul>`;
+}
+
 function flippedSection(verdict: VerdictDocument): string {
   const stats = verdict.statistics;
   if (!stats || stats.comparisons.length === 0) return "";
@@ -167,7 +202,7 @@ function flippedSection(verdict: VerdictDocument): string {
   const out = ['<section id="flipped"><h2>Tasks that flipped</h2>'];
   if (flips.length === 0) {
     out.push(
-      `<p>No task flipped: on every task each variant's majority outcome (pass or fail) is the same as the baseline's.</p></section>`,
+      `<p>${esc(noFlipSentence(verdict, unjudgedTasks(verdict)))}</p>${unjudgedList(verdict)}</section>`,
     );
     return out.join("\n");
   }
@@ -182,7 +217,7 @@ function flippedSection(verdict: VerdictDocument): string {
         `<td class="num">${percent(f.baselinePassRate)} <span class="muted">${esc(c.baseline)}</span></td><td class="arrow">→</td><td class="num">${percent(f.variantPassRate)} <span class="muted">${esc(c.variant)}</span></td></tr>`,
     );
   }
-  out.push("</tbody></table></section>");
+  out.push(`</tbody></table>${unjudgedList(verdict)}</section>`);
   return out.join("\n");
 }
 
@@ -268,6 +303,61 @@ function trialsSection(trials: readonly VerdictTrial[]): string {
   return out.join("\n");
 }
 
+const DIRECTION_LABEL = { up: "▲ up", down: "▼ down", other: "changed" } as const;
+
+function scoreText(score: number | null): string {
+  return score === null ? "—" : String(score);
+}
+
+/** What a re-grade changed against the verdict it re-grades, and the contracts it graded with. */
+function regradeSection(verdict: VerdictDocument, linkBase: string): string {
+  if (!verdict.regradeOf) return "";
+  const out = [
+    '<section id="regrade"><h2>Re-grade</h2>',
+    `<p>This verdict re-grades <code>${esc(verdict.regradeOf)}</code>: each trial's recorded patch was applied to a fresh copy of its fixture and graded again; no agent ran.</p>`,
+  ];
+  const summary = verdict.regradeSummary;
+  if (summary === undefined) {
+    out.push('<p class="muted">This verdict does not record what changed.</p>');
+  } else {
+    out.push(`<p class="callout regrade"><strong>${esc(formatChangeLine(summary))}</strong></p>`);
+  }
+  const contracts = verdict.graderContracts;
+  if (contracts !== undefined) {
+    out.push("<h3>Grader contracts used</h3>");
+    if (contracts.length === 0) {
+      out.push('<p class="muted">No grader of these tasks takes a contract.</p>');
+    } else {
+      out.push(
+        '<div class="scroll-x"><table class="compact"><thead><tr><th>task</th><th>grader</th><th>from</th><th>file</th><th>contract hash</th></tr></thead><tbody>',
+        ...contracts.map(
+          (c) =>
+            `<tr><td>${esc(c.task)}</td><td><code>${esc(c.grader)}</code></td><td>${c.source === "option" ? "<code>--grader-contract</code>" : "the manifest"}</td><td><code>${esc(c.path)}</code></td><td><code>${esc(c.contractHash)}</code></td></tr>`,
+        ),
+        "</tbody></table></div>",
+      );
+    }
+  }
+  if (summary !== undefined && summary.changes.length > 0) {
+    const seqOf = new Map(verdict.trials.map((t) => [t.artifactDir, t.seq]));
+    out.push(
+      "<h3>Changed trials</h3>",
+      '<div class="scroll-x"><table class="main regrade"><thead><tr><th>trial</th><th>variant</th><th>change</th><th>before</th><th>after</th><th>why, now</th></tr></thead><tbody>',
+    );
+    for (const c of summary.changes) {
+      const seq = seqOf.get(c.artifactDir);
+      const evidence = seq === undefined ? "" : ` · <a href="#trial-${seq}">evidence</a>`;
+      out.push(
+        `<tr><td><a href="${href(`${linkBase}${c.artifactDir}`)}/">${esc(c.artifactDir)}/</a>${evidence}</td><td>${esc(c.variant)}</td><td class="dir ${c.direction}">${DIRECTION_LABEL[c.direction]}</td>` +
+          `<td>${esc(c.before.outcome)} (${scoreText(c.before.score)})</td><td>${esc(c.after.outcome)} (${scoreText(c.after.score)})</td><td class="explain">${esc(c.after.explanation)}</td></tr>`,
+      );
+    }
+    out.push("</tbody></table></div>");
+  }
+  out.push("</section>");
+  return out.join("\n");
+}
+
 /** Trials grouped as a reader looks for them: by task, then variant (manifest order), then trial. */
 function readingOrder(verdict: VerdictDocument): VerdictTrial[] {
   const taskIndex = new Map(verdict.tasks.map((t, i) => [t, i]));
@@ -281,18 +371,32 @@ function readingOrder(verdict: VerdictDocument): VerdictTrial[] {
   );
 }
 
-/** verdict.html: a static, self-contained page (no script, no remote asset, a strict CSP). */
-export function renderHtmlReport(
+/**
+ * verdict.html in three parts, so a caller can render the trials' evidence one at a time (reading
+ * each trial's files just before): `head`, then `evidence(trial, details)` for each of `trials`
+ * in that order, then `tail`, joined with newlines. `renderHtmlReport` does exactly that.
+ */
+export interface HtmlReportParts {
+  head: string;
+  trials: VerdictTrial[];
+  /** What each trial may show; a reader of trial folders need not read more. */
+  limits: EvidenceLimits;
+  evidence(trial: VerdictTrial, details: TrialDetails | undefined): string;
+  tail: string;
+}
+
+export function htmlReportParts(
   verdict: VerdictDocument,
-  details: ReadonlyMap<string, TrialDetails> = new Map(),
   options: HtmlReportOptions = {},
-): string {
+): HtmlReportParts {
   const linkBase = options.linkBase ?? "";
   const stats = verdict.statistics;
   const trials = readingOrder(verdict);
   const limits = evidenceLimits(trials.length);
   const best = stats?.best ? ` · best candidate <strong>${esc(stats.best)}</strong>` : "";
-  const out: string[] = [
+  const interrupted = interruptedNote(verdict);
+  const resumed = resumedNote(verdict);
+  const head: string[] = [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${CSP}">`,
@@ -300,32 +404,39 @@ export function renderHtmlReport(
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>harnesslab verdict: ${esc(statusLabel(verdict.status))}</title><style>${HTML_STYLE}</style></head><body>`,
     `<header class="verdict st-${verdict.status}" id="verdict">`,
-    `<div class="kicker">harnesslab verdict${verdict.regradeOf ? ` · re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}</div>`,
+    `<div class="kicker">harnesslab verdict${verdict.regradeOf ? ` · re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}${verdict.interrupted ? " · interrupted run" : ""}</div>`,
     `<h1><span class="status st-${verdict.status}">${statusLabel(verdict.status)}</span>${best}</h1>`,
     `<p class="reason">${esc(verdict.reason)}</p>`,
     `<p class="meta">host <code>${esc(verdict.host)}</code> · baseline <code>${esc(verdict.baseline)}</code> · ${verdict.variants.length} variant(s) · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy <code>${esc(stats?.policy.kind ?? "—")}</code> · fixtures unchanged: ${verdict.fixturesUnchanged ? "yes" : '<strong class="fail">no</strong>'}</p>`,
     "</header>",
   ];
+  if (interrupted !== null)
+    head.push(
+      `<p class="callout bad" id="interrupted"><strong>Interrupted.</strong> ${sentence(interrupted)}</p>`,
+    );
+  if (resumed !== null) head.push(`<p class="callout" id="resumed">${sentence(resumed)}</p>`);
   if (!verdict.fixturesUnchanged)
-    out.push(
+    head.push(
       '<p class="callout bad">A source fixture changed during the run, so no verdict is given. The trials\' evidence below is kept.</p>',
     );
-  out.push(
-    '<nav><a href="#variants">Variants</a><a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
+  head.push(
+    "<nav>" +
+      (verdict.regradeOf ? '<a href="#regrade">Re-grade</a>' : "") +
+      '<a href="#variants">Variants</a><a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
       (verdict.infraRetries.trialsRetried > 0 || verdict.infraRetries.limit > 0
         ? '<a href="#retries">Retries</a>'
         : "") +
       '<a href="#trials">Trials</a><a href="#evidence">Trial evidence</a><a href="#inputs">Inputs</a></nav>',
+    regradeSection(verdict, linkBase),
     variantsSection(verdict),
     comparisonsSection(verdict),
     flippedSection(verdict),
     tasksSection(verdict),
     retriesSection(verdict, trials, linkBase),
     trialsSection(trials),
-    '<section id="evidence"><h2>Trial evidence</h2><p class="note">Open a trial to see its grader checks, patch, final report, permission decisions and trace.</p>',
-    ...trials.map((t) =>
-      renderTrialEvidence(t, details.get(t.artifactDir), `${linkBase}${t.artifactDir}`, limits),
-    ),
+    '<section id="evidence"><h2>Trial evidence</h2><p class="note">Open a trial to see its grader checks (with their evidence), patch, final report, permission decisions and trace.</p>',
+  );
+  const tail: string[] = [
     "</section>",
     '<section id="inputs"><h2>Inputs</h2><ul>',
     `<li>manifest <code>${esc(verdict.evidence.manifestHash)}</code></li>`,
@@ -338,6 +449,27 @@ export function renderHtmlReport(
     '<footer class="note">One task is not proof of a general improvement, and agents are nondeterministic: read the interval, not just the status.</footer>',
     "</body></html>",
     "",
-  );
-  return out.filter((part) => part !== "").join("\n");
+  ];
+  return {
+    head: head.filter((part) => part !== "").join("\n"),
+    trials,
+    limits,
+    evidence: (trial, details) =>
+      renderTrialEvidence(trial, details, `${linkBase}${trial.artifactDir}`, limits),
+    tail: tail.join("\n"),
+  };
+}
+
+/** verdict.html: a static, self-contained page (no script, no remote asset, a strict CSP). */
+export function renderHtmlReport(
+  verdict: VerdictDocument,
+  details: ReadonlyMap<string, TrialDetails> = new Map(),
+  options: HtmlReportOptions = {},
+): string {
+  const parts = htmlReportParts(verdict, options);
+  return [
+    parts.head,
+    ...parts.trials.map((t) => parts.evidence(t, details.get(t.artifactDir))),
+    parts.tail,
+  ].join("\n");
 }

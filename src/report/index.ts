@@ -1,4 +1,5 @@
 // The report stage: pure renderers of a finished run's verdict document.
+export { type CheckEvidenceView, describeCheckEvidence } from "./check-evidence.js";
 export {
   type DiffFile,
   type DiffHunk,
@@ -6,11 +7,22 @@ export {
   type ParsedDiff,
   parseUnifiedDiff,
 } from "./diff.js";
-export { renderHtmlReport } from "./html.js";
+export { type HtmlReportParts, htmlReportParts, renderHtmlReport } from "./html.js";
+export { headShare } from "./html-trace.js";
+export { clipDecision, type EvidenceLimits, evidenceLimits } from "./html-trial.js";
 export {
   type MarkdownReportOptions,
   renderMarkdownReport,
   renderTerminalSummary,
 } from "./markdown.js";
-export { describeTrace, describeTraceEvent, type TraceRow } from "./trace.js";
-export type { HtmlReportOptions, TrialCheck, TrialDecision, TrialDetails } from "./types.js";
+export { mdCode, mdText } from "./markdown-text.js";
+export { describeTrace, describeTraceEvent, describeTraceLine, type TraceRow } from "./trace.js";
+export type {
+  DecisionsExcerpt,
+  Excerpt,
+  FileClip,
+  HtmlReportOptions,
+  TrialCheck,
+  TrialDecision,
+  TrialDetails,
+} from "./types.js";

@@ -1,6 +1,6 @@
 import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
+import { formatChangeLine } from "../compare/regrade-summary.js";
 import {
-  cell,
   duration,
   levelPercent,
   num,
@@ -10,6 +10,7 @@ import {
   trialTokens,
   usd,
 } from "./format.js";
+import { mdCell, mdCode, mdText } from "./markdown-text.js";
 import {
   MEASURE_HEADERS,
   type MeasureTexts,
@@ -17,6 +18,13 @@ import {
   passAtKColumns,
   passAtKText,
 } from "./measures.js";
+import {
+  interruptedNote,
+  noFlipSentence,
+  resumedNote,
+  unjudgedReason,
+  unjudgedTasks,
+} from "./run-notes.js";
 
 const MEASURE_COLUMNS = [
   MEASURE_HEADERS.passedOfCompleted,
@@ -32,7 +40,7 @@ const MEASURE_COLUMNS = [
 ];
 
 function measureRow(m: MeasureTexts): string[] {
-  const rate = `${m.passRate} ${m.interval}${m.infraAsFailure === null ? "" : ` (${m.infraAsFailure} with infra errors as failures)`}`;
+  const rate = `${m.passRate}${m.interval === "" ? "" : ` ${m.interval}`}${m.infraAsFailure === null ? "" : ` (${m.infraAsFailure} with infra errors as failures)`}`;
   return [
     m.passedOfCompleted,
     rate,
@@ -47,21 +55,30 @@ function measureRow(m: MeasureTexts): string[] {
   ];
 }
 
+/** Rows of Markdown already made safe: untrusted text goes in through mdText or mdCode. */
 function table(headers: readonly string[], rows: readonly (readonly string[])[]): string[] {
   return [
     `| ${headers.join(" | ")} |`,
     `|${headers.map(() => "---").join("|")}|`,
-    ...rows.map((row) => `| ${row.map(cell).join(" | ")} |`),
+    ...rows.map((row) => `| ${row.map(mdCell).join(" | ")} |`),
   ];
 }
 
-/** A relative link to a folder of the run; spaces and parentheses would end a Markdown link. */
+/**
+ * A relative link to a folder of the run: every segment is percent-encoded (a space, a
+ * parenthesis or a `javascript:` would otherwise end or change the link) and the text is escaped.
+ */
 function link(linkBase: string, path: string): string {
   const target = `${linkBase}${path}`
     .split("/")
     .map((segment) => encodeURIComponent(segment))
     .join("/");
-  return `[${path.replace(/[[\]]/g, "\\$&")}](${target}/)`;
+  return `[${mdText(path)}](${target}/)`;
+}
+
+/** A variant id, marked when it is the baseline. */
+function variantName(id: string, isBaseline: boolean): string {
+  return `${mdText(id)}${isBaseline ? " (baseline)" : ""}`;
 }
 
 function byReadingOrder(verdict: VerdictDocument): VerdictTrial[] {
@@ -92,14 +109,20 @@ export function renderMarkdownReport(
   const linkBase = options.linkBase ?? "";
   const lines: string[] = [];
   const stats = verdict.statistics;
-  lines.push(`# Verdict: ${statusLabel(verdict.status)}`, "", verdict.reason, "");
-  if (verdict.regradeOf) lines.push(`Re-grade of \`${verdict.regradeOf}\`.`, "");
+  lines.push(`# Verdict: ${statusLabel(verdict.status)}`, "", mdText(verdict.reason), "");
+  if (verdict.regradeOf) lines.push(`Re-grade of ${mdCode(verdict.regradeOf)}.`, "");
   lines.push(
-    `Host \`${verdict.host}\` · baseline \`${verdict.baseline}\` · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy \`${stats?.policy.kind ?? "—"}\``,
+    `Host ${mdCode(verdict.host)} · baseline ${mdCode(verdict.baseline)} · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy ${mdCode(stats?.policy.kind ?? "—")}`,
     "",
   );
+  const interrupted = interruptedNote(verdict);
+  if (interrupted !== null) lines.push(`> **Interrupted.** ${interrupted}`, "");
+  const resumed = resumedNote(verdict);
+  if (resumed !== null) lines.push(`> ${resumed}`, "");
   if (!verdict.fixturesUnchanged)
     lines.push("> **A source fixture changed during the run; no verdict is given.**", "");
+
+  lines.push(...regradeLines(verdict, linkBase));
 
   lines.push("## Variants", "");
   const variantAggs = stats?.aggregates.variants ?? [];
@@ -107,9 +130,9 @@ export function renderMarkdownReport(
     ...table(
       ["variant", "composition", "revision", ...MEASURE_COLUMNS],
       verdict.variants.map((variant) => [
-        `${variant.id}${variant.isBaseline ? " (baseline)" : ""}`,
-        variant.composition,
-        `\`${variant.revisionId}\``,
+        variantName(variant.id, variant.isBaseline),
+        mdText(variant.composition),
+        mdCode(variant.revisionId),
         ...measureRow(measureTexts(variantAggs.find((v) => v.variant === variant.id))),
       ]),
     ),
@@ -123,7 +146,7 @@ export function renderMarkdownReport(
     lines.push("");
     for (const v of degraded)
       lines.push(
-        `- \`${v.id}\`: degraded components ${v.degraded.map((d) => `\`${d}\``).join(", ")}`,
+        `- ${mdCode(v.id)}: degraded components ${v.degraded.map((d) => mdCode(d)).join(", ")}`,
       );
   }
   const ks = passAtKColumns(variantAggs);
@@ -133,7 +156,7 @@ export function renderMarkdownReport(
       ...table(
         ["variant", ...ks.map((k) => `k = ${k}`)],
         verdict.variants.map((v) => [
-          v.id,
+          mdText(v.id),
           ...ks.map((k) =>
             passAtKText(
               variantAggs.find((a) => a.variant === v.id),
@@ -146,6 +169,7 @@ export function renderMarkdownReport(
   }
 
   if (stats && stats.comparisons.length > 0) {
+    const unjudged = unjudgedTasks(verdict);
     lines.push("", "## Comparisons with the baseline", "");
     lines.push(
       ...table(
@@ -160,43 +184,54 @@ export function renderMarkdownReport(
           "cost ratio",
           "flipped tasks",
         ],
-        stats.comparisons.map((c) => [
-          c.variant,
-          c.status,
-          signedPoints(c.difference),
-          c.interval
-            ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
-            : "—",
-          num(c.exactPValue, 3),
-          `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
-          `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
-          c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
-          c.flippedTasks.length > 0 ? c.flippedTasks.map((f) => f.task).join(", ") : "none",
-        ]),
+        stats.comparisons.map((c) => {
+          const notJudged = unjudged.filter((u) => u.variant === c.variant).length;
+          return [
+            mdText(c.variant),
+            c.status,
+            signedPoints(c.difference),
+            c.interval
+              ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
+              : "—",
+            num(c.exactPValue, 3),
+            `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
+            `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
+            c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
+            (c.flippedTasks.length > 0
+              ? c.flippedTasks.map((f) => mdText(f.task)).join(", ")
+              : "none") + (notJudged > 0 ? ` (${notJudged} task(s) not judged)` : ""),
+          ];
+        }),
       ),
     );
     lines.push("");
-    for (const c of stats.comparisons) lines.push(`- **${c.variant}**: ${c.reason}`);
+    for (const c of stats.comparisons)
+      lines.push(`- **${mdText(c.variant)}**: ${mdText(c.reason)}`);
 
     lines.push("", "## Tasks that flipped", "");
     const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
     if (flips.length === 0) {
-      lines.push(
-        "No task flipped: on every task each variant's majority outcome is the same as the baseline's.",
-      );
+      lines.push(mdText(noFlipSentence(verdict, unjudged)));
     } else {
       lines.push(
         ...table(
           ["variant", "task", "direction", "baseline pass rate", "variant pass rate"],
           flips.map(({ c, f }) => [
-            c.variant,
-            f.task,
+            mdText(c.variant),
+            mdText(f.task),
             f.direction === "improved" ? "improved (fail → pass)" : "regressed (pass → fail)",
             percent(f.baselinePassRate),
             percent(f.variantPassRate),
           ]),
         ),
       );
+    }
+    if (unjudged.length > 0) {
+      lines.push("", "Not judged (a side has no completed trial on the task):", "");
+      for (const u of unjudged)
+        lines.push(
+          `- ${mdText(u.task)} · ${mdText(u.variant)} vs ${mdText(u.baseline)}: ${mdText(unjudgedReason(u))}`,
+        );
     }
   }
 
@@ -206,8 +241,8 @@ export function renderMarkdownReport(
     for (const task of verdict.tasks)
       for (const variant of verdict.variants)
         rows.push([
-          task,
-          `${variant.id}${variant.isBaseline ? " (baseline)" : ""}`,
+          mdText(task),
+          variantName(variant.id, variant.isBaseline),
           ...measureRow(
             measureTexts(
               stats.aggregates.cells.find((c) => c.task === task && c.variant === variant.id),
@@ -229,10 +264,10 @@ export function renderMarkdownReport(
     for (const t of trials)
       for (const a of t.retriedAttempts)
         rows.push([
-          `#${t.seq} ${t.task} · ${t.variant} · trial ${t.trial}`,
+          `#${t.seq} ${mdText(t.task)} · ${mdText(t.variant)} · trial ${t.trial}`,
           String(a.attempt),
           a.infraReason ?? "—",
-          a.explanation,
+          mdText(a.explanation),
           duration(a.durationMs),
           link(linkBase, `${t.artifactDir}/${a.dir}`),
         ]);
@@ -266,12 +301,12 @@ export function renderMarkdownReport(
       ],
       trials.map((t) => [
         String(t.seq),
-        t.task,
-        t.variant,
+        mdText(t.task),
+        mdText(t.variant),
         `${t.trial}${t.retriedAttempts.length > 0 ? ` (${t.retriedAttempts.length + 1} attempts)` : ""}`,
         `${t.outcome}${t.infraReason ? ` (${t.infraReason})` : ""}`,
         num(t.score),
-        t.explanation,
+        mdText(t.explanation),
         t.turns === null ? "—" : String(t.turns),
         trialTokens(t.tokens),
         usd(t.costUsd),
@@ -283,18 +318,78 @@ export function renderMarkdownReport(
     "",
     "## Evidence",
     "",
-    `- manifest \`${verdict.evidence.manifestHash}\``,
-    `- harness \`${verdict.evidence.harnessHash}\``,
+    `- manifest ${mdCode(verdict.evidence.manifestHash)}`,
+    `- harness ${mdCode(verdict.evidence.harnessHash)}`,
     ...Object.entries(verdict.evidence.fixtureHashes).map(
-      ([task, hash]) => `- fixture of \`${task}\` \`${hash}\``,
+      ([task, hash]) => `- fixture of ${mdCode(task)} ${mdCode(hash)}`,
     ),
     `- fixtures unchanged after the run: ${verdict.fixturesUnchanged ? "yes" : "**no**"}`,
-    `- started ${verdict.startedAt}, finished ${verdict.finishedAt}${verdict.regradeOf ? `; re-grade of \`${verdict.regradeOf}\`` : ""}`,
+    `- started ${mdText(verdict.startedAt)}, finished ${mdText(verdict.finishedAt)}${verdict.regradeOf ? `; re-grade of ${mdCode(verdict.regradeOf)}` : ""}`,
     "",
     "One task is not proof of a general improvement, and agents are nondeterministic: read the interval, not just the status.",
     "",
   );
   return lines.join("\n");
+}
+
+const DIRECTION_LABEL = { up: "up", down: "down", other: "changed" } as const;
+
+/** The re-grade section: what it re-grades, the contracts used, what changed and where. */
+function regradeLines(verdict: VerdictDocument, linkBase: string): string[] {
+  if (!verdict.regradeOf) return [];
+  const lines = [
+    "## Re-grade",
+    "",
+    `This verdict re-grades ${mdCode(verdict.regradeOf)}: each trial's recorded patch was applied to a fresh copy of its fixture and graded again; no agent ran.`,
+    "",
+  ];
+  const summary = verdict.regradeSummary;
+  lines.push(
+    summary === undefined
+      ? "This verdict does not record what changed."
+      : `**${mdText(formatChangeLine(summary))}**`,
+    "",
+  );
+  const contracts = verdict.graderContracts;
+  if (contracts !== undefined) {
+    if (contracts.length === 0) lines.push("No grader of these tasks takes a contract.", "");
+    else
+      lines.push(
+        "Grader contracts used:",
+        "",
+        ...table(
+          ["task", "grader", "from", "file", "contract hash"],
+          contracts.map((c) => [
+            mdText(c.task),
+            mdCode(c.grader),
+            c.source === "option" ? "`--grader-contract`" : "the manifest",
+            mdCode(c.path),
+            mdCode(c.contractHash),
+          ]),
+        ),
+        "",
+      );
+  }
+  if (summary !== undefined && summary.changes.length > 0) {
+    const score = (value: number | null) => (value === null ? "—" : String(value));
+    lines.push(
+      "Changed trials:",
+      "",
+      ...table(
+        ["trial", "variant", "change", "before", "after", "why, now"],
+        summary.changes.map((c) => [
+          link(linkBase, c.artifactDir),
+          mdText(c.variant),
+          DIRECTION_LABEL[c.direction],
+          `${mdText(c.before.outcome)} (${score(c.before.score)})`,
+          `${mdText(c.after.outcome)} (${score(c.after.score)})`,
+          mdText(c.after.explanation),
+        ]),
+      ),
+      "",
+    );
+  }
+  return lines;
 }
 
 /** The four-line terminal summary: status and reason; each variant's passed/completed and score; where the evidence is. */
@@ -320,6 +415,6 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     `verdict: ${verdict.status} — ${verdict.reason}`,
     `variants: ${variants}${retried}`,
     `difference: ${interval}`,
-    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)`,
+    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from the interrupted run` : ""}`,
   ].join("\n");
 }

@@ -10,7 +10,7 @@ export interface MeasureTexts {
   passedOfCompleted: string;
   /** Pass rate over completed trials, `20%`. */
   passRate: string;
-  /** Its 95% Wilson interval, `[4%–62%]`. */
+  /** Its 95% Wilson interval, `[4%–62%]`; why there is no rate when there is none; empty without data. */
   interval: string;
   /** The pass rate with infrastructure errors counted as failures, only when there were any. */
   infraAsFailure: string | null;
@@ -48,7 +48,7 @@ export function measureTexts(agg: Aggregate | undefined): MeasureTexts {
     return {
       passedOfCompleted: "—",
       passRate: "—",
-      interval: "—",
+      interval: "",
       infraAsFailure: null,
       infraErrors: "—",
       meanScore: "—",
@@ -67,7 +67,8 @@ export function measureTexts(agg: Aggregate | undefined): MeasureTexts {
   return {
     passedOfCompleted: `${agg.passed} / ${agg.completed}`,
     passRate: percent(agg.passRate.excludingInfra),
-    interval: rateInterval(agg.passRateInterval),
+    // "— —" would leave a reader guessing: with no completed trial there is nothing to rate.
+    interval: agg.completed === 0 ? "(no completed trial)" : rateInterval(agg.passRateInterval),
     infraAsFailure: agg.infraErrors > 0 ? percent(agg.passRate.infraAsFailure) : null,
     infraErrors: String(agg.infraErrors),
     meanScore: num(agg.meanScore),

@@ -402,7 +402,8 @@ export function describeTraceEvent(event: unknown, line: number): TraceRow {
     // An event of a known type with an unexpected shape: shown as JSON below.
     described = null;
   }
-  const base = { line, kind: kindOf(type, event) };
+  // An agent can put anything into a type, a whole file included.
+  const base = { line, kind: clip(kindOf(type, event), 120) };
   if (described === null) {
     const { subtype: _subtype, ...rest } = event;
     return {
@@ -428,29 +429,33 @@ function clipOrNull(text: string | null, max = MAX_FIELD): string | null {
   return text === null || text === "" ? null : clip(text, max);
 }
 
-/** Every line of trace.jsonl as a row; a line that is not JSON is shown as it is. */
+/** One line of trace.jsonl as a row; null for a blank line. A line that is not JSON is shown as it is. */
+export function describeTraceLine(text: string, line: number): TraceRow | null {
+  if (text.trim() === "") return null;
+  let event: unknown;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    return {
+      line,
+      kind: "(not JSON)",
+      tool: null,
+      input: null,
+      output: clip(text),
+      text: null,
+      tone: "error",
+    };
+  }
+  return describeTraceEvent(event, line);
+}
+
+/** Every line of trace.jsonl as a row (blank lines skipped). */
 export function describeTrace(jsonl: string): TraceRow[] {
   const rows: TraceRow[] = [];
   const lines = jsonl.split("\n");
   for (let index = 0; index < lines.length; index++) {
-    const text = lines[index]!;
-    if (text.trim() === "") continue;
-    let event: unknown;
-    try {
-      event = JSON.parse(text);
-    } catch {
-      rows.push({
-        line: index + 1,
-        kind: "(not JSON)",
-        tool: null,
-        input: null,
-        output: clip(text),
-        text: null,
-        tone: "error",
-      });
-      continue;
-    }
-    rows.push(describeTraceEvent(event, index + 1));
+    const row = describeTraceLine(lines[index]!, index + 1);
+    if (row !== null) rows.push(row);
   }
   return rows;
 }

@@ -1,6 +1,8 @@
 // `harness report <out-dir> [--format md|html|json] [--verdict file] [--output file]`: re-renders
 // a finished run from its artifacts, exactly as the run rendered it.
+import { spawn } from "node:child_process";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { regradeRun, verdictDocumentSchema } from "../../src/compare/index.js";
@@ -30,12 +32,28 @@ describe("harness report", () => {
     expect(run.stdout).toBe(await stored("verdict.html"));
   });
 
-  it("prints the verdict document with --format json", async () => {
+  it("prints verdict.json itself with --format json, byte for byte, after checking it", async () => {
     const run = await runHarness(["report", exp.outDir, "--format", "json"]);
     expect(run.exitCode).toBe(0);
-    expect(verdictDocumentSchema.parse(JSON.parse(run.stdout))).toEqual(
-      verdictDocumentSchema.parse(JSON.parse(await stored("verdict.json"))),
-    );
+    expect(run.stdout).toBe(await stored("verdict.json"));
+    // Keys in another order and a field left to its default: printed as the file has them.
+    const reordered = join(exp.base, "reordered");
+    await mkdir(reordered, { recursive: true });
+    const {
+      infraRetries: _r,
+      interrupted: _i,
+      ...rest
+    } = JSON.parse(await stored("verdict.json")) as Record<string, unknown>;
+    const text = JSON.stringify(Object.fromEntries(Object.entries(rest).reverse()));
+    await writeFile(join(reordered, "verdict.json"), text);
+    const again = await runHarness(["report", reordered, "--format", "json"]);
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stdout).toBe(text);
+    await writeFile(join(reordered, "verdict.json"), `${text.slice(0, -1)},}`);
+    const broken = await runHarness(["report", reordered, "--format", "json"]);
+    expect(broken.exitCode).toBe(2);
+    expect(broken.stderr).toContain("not valid JSON");
+    expect(broken.stdout).toBe("");
   });
 
   it("renders a re-grade's verdict with that re-grade's checks", async () => {
@@ -120,7 +138,13 @@ describe("harness report", () => {
     const noVerdict = await runHarness(["report", empty]);
     expect(noVerdict.exitCode).toBe(2);
     expect(noVerdict.stderr).toContain(`${join(empty, "verdict.json")}: no verdict file here`);
-    expect(noVerdict.stderr).toContain("--resume");
+    expect(noVerdict.stderr).toContain(`no comparison run was started in ${empty}`);
+
+    // A run that was killed: its manifest but no verdict.
+    await writeFile(join(empty, "manifest.json"), "{}\n");
+    const killed = await runHarness(["report", empty]);
+    expect(killed.exitCode).toBe(2);
+    expect(killed.stderr).toContain("finish it with `harness compare run … --resume`");
 
     const wrongName = await runHarness([
       "report",
@@ -131,6 +155,37 @@ describe("harness report", () => {
     expect(wrongName.exitCode).toBe(2);
     expect(wrongName.stderr).toContain(join(exp.outDir, "verdict.regrade-999.json"));
     expect(wrongName.stderr).toMatch(/verdicts in .*: verdict\.json/);
+  });
+
+  it("says a run is in progress, not to resume it, while a live run holds the directory", async () => {
+    const live = join(exp.base, "live-run");
+    await mkdir(live);
+    await writeFile(join(live, "manifest.json"), "{}\n");
+    const lock = (pid: number) =>
+      writeFile(
+        join(live, ".harnesslab-run.lock"),
+        JSON.stringify({ pid, host: hostname(), startedAt: new Date().toISOString(), token: "t" }),
+      );
+    // A process that is still running stands for the run holding the lock.
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"]);
+    const exited = new Promise((done) => holder.on("exit", done));
+    try {
+      await lock(holder.pid!);
+      const running = await runHarness(["report", live]);
+      expect(running.exitCode).toBe(2);
+      expect(running.stderr).toContain(`a run is in progress in ${live}`);
+      expect(running.stderr).toContain("run `harness report` again then");
+      expect(running.stderr).not.toContain("--resume");
+    } finally {
+      holder.kill();
+    }
+    await exited;
+
+    // The same lock once that process has ended: the run was killed, --resume finishes it.
+    const stale = await runHarness(["report", live]);
+    expect(stale.exitCode).toBe(2);
+    expect(stale.stderr).not.toContain("in progress");
+    expect(stale.stderr).toContain("--resume");
   });
 
   it("exits 2 for an unknown format or a file that is not a verdict", async () => {

@@ -158,7 +158,7 @@ describe("verdict.html of a real run", () => {
         const trial = page.locator(`#trial-${fixerTrial.seq}`);
         const added = trial.locator(".diff-lines tr.add", { hasText: "fixed" });
         expect(await added.isVisible()).toBe(false);
-        await trial.locator("summary").click();
+        await trial.locator(":scope > summary").click();
         await expect.poll(() => added.isVisible()).toBe(true);
         expect(await added.locator("td.code").textContent()).toBe("+fixed");
 

@@ -3,6 +3,11 @@
 // of everything an agent could put into a trial.
 import { describe, expect, it } from "vitest";
 import {
+  formatChangeLine,
+  summarizeRegrade,
+  type VerdictDocument,
+} from "../../src/compare/index.js";
+import {
   renderHtmlReport,
   renderMarkdownReport,
   type TrialDetails,
@@ -336,5 +341,237 @@ describe("many trials", () => {
     expect(html.match(/Patch clipped: 101 more diff line\(s\) not shown/g)).toHaveLength(400);
     // The tables stay complete.
     expect(html.match(/<a href="#trial-\d+">evidence<\/a>/g)).toHaveLength(400);
+  });
+});
+
+describe("tasks no flip can be judged on", () => {
+  it("says no flip can be judged, not that none flipped, when nothing completed", () => {
+    const broken = buildVerdict([...cell("baseline", "t", "ii"), ...cell("candidate", "t", "ii")]);
+    const html = renderHtmlReport(broken);
+    const md = renderMarkdownReport(broken);
+    const flipped = section(html, "flipped");
+    expect(flipped).not.toContain("No task flipped");
+    expect(flipped).toContain(
+      "No flip can be judged: on no task do the baseline and a variant both have a completed trial.",
+    );
+    expect(flipped).toContain(
+      "<li><strong>t</strong> · candidate vs baseline: no completed trial of baseline or candidate (infrastructure errors only, or none ran)</li>",
+    );
+    const mdFlipped = mdSection(md, "Tasks that flipped");
+    expect(mdFlipped).not.toContain("No task flipped");
+    expect(mdFlipped).toContain("No flip can be judged");
+    expect(mdFlipped).toContain(
+      "- t · candidate vs baseline: no completed trial of baseline or candidate",
+    );
+    // A rate that cannot exist says why instead of "— —".
+    expect(html).not.toContain("— —");
+    expect(md).not.toContain("— —");
+    expect(section(html, "variants")).toContain(
+      '<strong>—</strong> <span class="ci">(no completed trial)</span>',
+    );
+    expect(md).toContain(
+      "| 0 / 0 | — (no completed trial) (0% with infra errors as failures) | 2 |",
+    );
+    expect(section(html, "comparisons")).toContain('<a href="#flipped">1 task(s) not judged</a>');
+  });
+
+  it("names the tasks left out when others could be judged", () => {
+    const partial = buildVerdict([
+      ...cell("baseline", "a", "pp"),
+      ...cell("candidate", "a", "pp"),
+      ...cell("baseline", "b", "ff"),
+      ...cell("candidate", "b", "ii"),
+    ]);
+    const flipped = section(renderHtmlReport(partial), "flipped");
+    expect(flipped).toContain("No task flipped among the tasks that could be judged");
+    expect(flipped).toContain(
+      "<strong>b</strong> · candidate vs baseline: no completed trial of candidate",
+    );
+    expect(flipped).not.toContain("<strong>a</strong> ·");
+    expect(mdSection(renderMarkdownReport(partial), "Comparisons with the baseline")).toContain(
+      "| none (1 task(s) not judged) |",
+    );
+  });
+});
+
+describe("interrupted and resumed runs", () => {
+  const base = buildVerdict([...cell("baseline", "t", "pp"), ...cell("candidate", "t", "p")]);
+
+  it("says the run was interrupted and how many of its planned trials finished", () => {
+    const interrupted = { ...base, interrupted: true };
+    const html = renderHtmlReport(interrupted);
+    expect(html).toContain('<p class="callout bad" id="interrupted"><strong>Interrupted.</strong>');
+    expect(html).toContain(
+      "after 3 of 4 planned trials finished: the verdict covers only those. Run the same <code>harness compare run</code> with --resume to finish it.",
+    );
+    expect(html).toContain("· interrupted run</div>");
+    expect(renderMarkdownReport(interrupted)).toContain(
+      "> **Interrupted.** This run was interrupted (Ctrl-C or SIGTERM) after 3 of 4 planned trials finished",
+    );
+    expect(renderHtmlReport(base)).not.toContain('id="interrupted"');
+    expect(renderMarkdownReport(base)).not.toContain("Interrupted");
+  });
+
+  it("says how many trials a --resume took from the earlier run", () => {
+    const resumed = { ...base, resumedTrials: 2 };
+    const text =
+      "2 of the 3 trials were resumed from an earlier, interrupted run of the same experiment (--resume); the others ran in this one.";
+    expect(renderHtmlReport(resumed)).toContain(`<p class="callout" id="resumed">${text}</p>`);
+    expect(renderMarkdownReport(resumed)).toContain(`> ${text}`);
+    expect(renderHtmlReport(base)).not.toContain('id="resumed"');
+  });
+});
+
+describe("a re-grade's verdict", () => {
+  const before = buildVerdict([...cell("baseline", "t", "pp"), ...cell("candidate", "t", "pf")]);
+  const after = buildVerdict([...cell("baseline", "t", "pf"), ...cell("candidate", "t", "pp")]);
+  const summary = summarizeRegrade({
+    before: before.trials,
+    after: after.trials,
+    variants: ["baseline", "candidate"],
+    baseline: "baseline",
+  });
+  const regrade: VerdictDocument = {
+    ...after,
+    regradeOf: "verdict.json",
+    regradeSummary: {
+      ...summary,
+      changes: summary.changes.map((c) => ({
+        ...c,
+        after: { ...c.after, explanation: c.after.explanation.replace("check/check", "<b>x</b>") },
+      })),
+    },
+    graderContracts: [
+      {
+        task: "t",
+        grader: "readme",
+        path: "/contracts/readme.json",
+        contractHash: `sha256:${"a".repeat(64)}`,
+        source: "option",
+      },
+    ],
+  };
+
+  it("says what it re-grades, with which contracts, and the change line `compare regrade` prints", () => {
+    const html = renderHtmlReport(regrade);
+    const part = section(html, "regrade");
+    expect(formatChangeLine(summary)).toBe(
+      "2 trials changed: 1 up, 1 down; baseline pass rate 1.00 → 0.50; candidate pass rate 0.50 → 1.00",
+    );
+    expect(part).toContain("This verdict re-grades <code>verdict.json</code>");
+    expect(part).toContain(`<strong>${formatChangeLine(summary)}</strong>`);
+    expect(part).toContain(
+      `<tr><td>t</td><td><code>readme</code></td><td><code>--grader-contract</code></td><td><code>/contracts/readme.json</code></td><td><code>sha256:${"a".repeat(64)}</code></td></tr>`,
+    );
+    expect(html).toContain('<a href="#regrade">Re-grade</a>');
+    const md = mdSection(renderMarkdownReport(regrade), "Re-grade");
+    expect(md).toContain(`**${formatChangeLine(summary)}**`);
+    expect(md).toContain(
+      `| t | \`readme\` | \`--grader-contract\` | \`/contracts/readme.json\` | \`sha256:${"a".repeat(64)}\` |`,
+    );
+  });
+
+  it("lists each changed trial with links to its folder and its evidence", () => {
+    const part = section(renderHtmlReport(regrade), "regrade");
+    expect(part).toContain(
+      '<tr><td><a href="baseline/t/trial-002/">baseline/t/trial-002/</a> · <a href="#trial-2">evidence</a></td><td>baseline</td><td class="dir down">▼ down</td><td>passed (100)</td><td>failed (50)</td><td class="explain">failed checks: &lt;b&gt;x&lt;/b&gt;</td></tr>',
+    );
+    expect(part).toContain('<td class="dir up">▲ up</td><td>failed (50)</td><td>passed (100)</td>');
+    const md = mdSection(renderMarkdownReport(regrade), "Re-grade");
+    expect(md).toContain(
+      "| [baseline/t/trial-002](baseline/t/trial-002/) | baseline | down | passed (100) | failed (50) | failed checks: &lt;b&gt;x&lt;/b&gt; |",
+    );
+  });
+
+  it("has no re-grade section for a run's own verdict", () => {
+    expect(renderHtmlReport(after)).not.toContain('id="regrade"');
+    expect(renderMarkdownReport(after)).not.toContain("## Re-grade");
+  });
+});
+
+describe("grader checks with their evidence", () => {
+  const verdict = buildVerdict([...cell("baseline", "t", "f"), ...cell("candidate", "t", "p")]);
+  const details = (evidence: unknown): TrialDetails => ({
+    patch: "",
+    response: "",
+    stderr: "",
+    trace: "",
+    decisions: [],
+    checks: [
+      {
+        grader: "tests",
+        id: "tests",
+        passed: false,
+        detail: "npm test exited with code 1 (expected 0)",
+        evidence,
+      },
+    ],
+  });
+  const page = (evidence: unknown) =>
+    renderHtmlReport(verdict, new Map([[verdict.trials[0]!.artifactDir, details(evidence)]]));
+
+  it("shows a command's exit code and output tails, escaped and collapsed", () => {
+    const html = page({
+      argv: ["npm", "test"],
+      exitCode: 1,
+      signal: null,
+      timedOut: false,
+      durationMs: 1234,
+      stdoutTail: "FAIL src/value.test.js\n<script>alert(1)</script>",
+      stderrTail: "",
+    });
+    expect(html).toContain(
+      '<details class="evidence"><summary>evidence: exit code 1 · 1.2 s</summary><div class="ev-label">stdout (end)</div><pre class="ev-text">FAIL src/value.test.js\n&lt;script&gt;alert(1)&lt;/script&gt;</pre></details>',
+    );
+    expect(html).not.toMatch(/<details class="evidence" open/);
+    expect(html).not.toContain("stderr (end)");
+  });
+
+  it("keeps the end of a long output and says how much came before", () => {
+    const html = page({ exitCode: 2, stdoutTail: "", stderrTail: `${"x".repeat(9000)}THE ERROR` });
+    expect(html).toContain("(5009 earlier characters) …");
+    expect(html).toContain("THE ERROR</pre>");
+    expect(html).not.toContain("x".repeat(4001));
+  });
+
+  it("says why a command never ran, and shows other evidence as JSON", () => {
+    expect(page({ spawnError: "spawn nope ENOENT", stdoutTail: "", stderrTail: "" })).toContain(
+      "<summary>evidence: could not start: spawn nope ENOENT · no output</summary>",
+    );
+    const html = page({ files: ["<a>.txt"], mode: "strict" });
+    expect(html).toContain('<summary>evidence</summary><div class="ev-label">evidence</div>');
+    expect(html).toContain("&lt;a&gt;.txt");
+    expect(page(undefined)).not.toContain('class="evidence"');
+  });
+});
+
+describe("permission decisions given whole to the renderer", () => {
+  it("shows the first and last decisions within the trial's share and counts them all", () => {
+    const verdict = buildVerdict([...cell("baseline", "t", "f"), ...cell("candidate", "t", "p")]);
+    const decisions = Array.from({ length: 5000 }, (_, i) => ({
+      seq: i + 1,
+      tool: "Bash",
+      decision: i % 2 === 0 ? "deny" : "allow",
+      rule: "r",
+      reason: "x".repeat(2000),
+      inputSummary: "ls",
+    }));
+    const html = renderHtmlReport(
+      verdict,
+      new Map([
+        [
+          verdict.trials[0]!.artifactDir,
+          { patch: "", response: "", stderr: "", trace: "", decisions, checks: [] },
+        ],
+      ]),
+    );
+    expect(html).toContain("(5000, 2500 denied)");
+    expect(
+      html.match(/<tr( class="tone-deny")?><td class="num">\d+<\/td><td><code>Bash/g),
+    ).toHaveLength(400);
+    expect(html).toContain("… 4600 more decision(s) in");
+    expect(html).toContain('<td class="num">5000</td>');
+    expect(html).toContain(`${"x".repeat(600)}… (1400 more characters)`);
+    expect(Buffer.byteLength(html)).toBeLessThan(600_000);
   });
 });

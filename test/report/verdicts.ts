@@ -135,6 +135,7 @@ export function buildVerdict(
       extraCostUsd: null,
     },
     interrupted: false,
+    stoppedEarly: false,
     resumedTrials: 0,
     regradeOf: null,
   };

@@ -1,11 +1,18 @@
 import { readdir, stat } from "node:fs/promises";
-import { basename, dirname, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
-import { loadTrialDetails, verdictDocumentSchema } from "../../compare/index.js";
-import { renderHtmlReport, renderMarkdownReport } from "../../report/index.js";
+import {
+  createRunLock,
+  ExperimentInputError,
+  RUN_LOCK_FILE,
+  renderVerdictHtml,
+  verdictDocumentSchema,
+} from "../../compare/index.js";
+import { renderMarkdownReport } from "../../report/index.js";
 import {
   InvalidInputError,
-  readJsonFile,
+  jsonErrorLocation,
+  readTextFile,
   validateWith,
   writeFileAtomic,
 } from "../../shared/index.js";
@@ -41,17 +48,54 @@ async function requireRunDirectory(outDir: string): Promise<void> {
     );
 }
 
+/** True while a live `compare run` (or regrade) holds the directory's lock. */
+async function runInProgress(outDir: string): Promise<boolean> {
+  try {
+    await createRunLock(outDir, { takeOverStale: false }).assertNotHeldByLiveRun();
+    return false;
+  } catch (error) {
+    if (error instanceof ExperimentInputError) return true;
+    throw error;
+  }
+}
+
 async function requireVerdictFile(outDir: string, verdictPath: string): Promise<void> {
   const info = await stat(verdictPath).catch(() => null);
   if (info?.isFile()) return;
-  const present = (await readdir(outDir).catch(() => [] as string[]))
-    .filter((name) => /^verdict(\..+)?\.json$/.test(name))
-    .sort();
-  const hint =
-    present.length > 0
-      ? `verdicts in ${outDir}: ${present.join(", ")}`
-      : "a run writes verdict.json when its last trial is done; finish an interrupted run with `harness compare run … --resume`";
+  const names = await readdir(outDir).catch(() => [] as string[]);
+  const present = names.filter((name) => /^verdict(\..+)?\.json$/.test(name)).sort();
+  let hint: string;
+  if (await runInProgress(outDir))
+    hint = `a run is in progress in ${outDir} (a live \`compare run\` or \`compare regrade\` holds ${join(outDir, RUN_LOCK_FILE)}); its verdict is written when it ends: run \`harness report\` again then${present.length > 0 ? `. Verdicts already there: ${present.join(", ")}` : ""}`;
+  else if (present.length > 0) hint = `verdicts in ${outDir}: ${present.join(", ")}`;
+  else if (!names.includes("manifest.json") && !names.includes(RUN_LOCK_FILE))
+    hint = `no comparison run was started in ${outDir} (it has no manifest.json); give the --out directory of a run`;
+  else
+    hint =
+      "a run writes verdict.json when it ends; a run that was killed left none: finish it with `harness compare run … --resume`";
   throw new UsageError(`${verdictPath}: ${info ? "not a file" : "no verdict file here"} (${hint})`);
+}
+
+async function readVerdict(verdictPath: string) {
+  const source = await readTextFile(verdictPath);
+  let json: unknown;
+  try {
+    json = JSON.parse(source);
+  } catch (error) {
+    throw new InvalidInputError(
+      verdictPath,
+      [{ path: jsonErrorLocation(source), message: `not valid JSON: ${(error as Error).message}` }],
+      "not valid JSON",
+    );
+  }
+  const checked = validateWith(verdictDocumentSchema, json);
+  if (!checked.ok)
+    throw new InvalidInputError(
+      verdictPath,
+      checked.problems,
+      "not a verdict written by harnesslab",
+    );
+  return { verdict: checked.value, source };
 }
 
 /** The report goes through a temporary sibling and a rename: a reader never sees half of it. */
@@ -102,22 +146,17 @@ export function registerReportCommand(program: Command, io: CliIO, setExit: SetE
       if (output === verdictPath)
         throw new UsageError(`--output ${output}: that is the verdict being rendered`);
 
-      const checked = validateWith(verdictDocumentSchema, await readJsonFile(verdictPath));
-      if (!checked.ok)
-        throw new InvalidInputError(
-          verdictPath,
-          checked.problems,
-          "not a verdict written by harnesslab",
-        );
-      const verdict = checked.value;
+      const { verdict, source } = await readVerdict(verdictPath);
       const linkBase = linkBaseFor(output, outDir);
       let text: string;
-      if (options.format === "json") text = `${JSON.stringify(verdict, null, 2)}\n`;
+      // The file's own bytes: validated, but not re-serialised (which would reorder keys and
+      // fill in defaults), so the output is the verdict.json a reader would diff against.
+      if (options.format === "json") text = source;
       else if (options.format === "md") text = renderMarkdownReport(verdict, { linkBase });
-      else {
-        const details = await loadTrialDetails(outDir, verdict, validationFileFor(verdictPath));
-        text = renderHtmlReport(verdict, details, { linkBase });
-      }
+      else
+        text = await renderVerdictHtml(outDir, verdict, validationFileFor(verdictPath), {
+          linkBase,
+        });
 
       if (output === null) io.stdout(text);
       else {
