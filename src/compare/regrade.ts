@@ -1,14 +1,32 @@
 // `compare regrade`: re-runs the graders on recorded trials without re-running any agent.
 // Each trial's recorded patch is applied to a fresh copy of the frozen fixture, graded,
 // and classified with its recorded receipt; the new verdict is written beside the old.
-import { copyFile, readdir, readFile, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { type RuntimeReceipt, runtimeReceiptSchema } from "../exec/index.js";
+// It holds the --out lock like a run, notes its workspaces like a run's trials, and when it
+// is stopped (a signal) it writes nothing it has not finished: no new verdict, no checks.
+import { copyFile, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join, resolve } from "node:path";
+import {
+  type RuntimeReceipt,
+  redact,
+  redactText,
+  runtimeReceiptSchema,
+  secretValuesFromEnv,
+} from "../exec/index.js";
 import { type Grade, loadReadmeContract } from "../graders/index.js";
-import { type InputProblem, InvalidInputError, readJsonFile, runPool } from "../shared/index.js";
+import {
+  type InputProblem,
+  InvalidInputError,
+  readJsonFile,
+  removeAtomicLeftovers,
+  replaceLongestFirst,
+  runPool,
+} from "../shared/index.js";
+import { canStopEarly } from "../stats/index.js";
 import { applyPatch, createTrialWorkspace, snapshotTree } from "../workspace/index.js";
 import {
   frozenTasksSchema,
+  type RunManifest,
   runManifestSchema,
   type TrialMetrics,
   trialMetricsSchema,
@@ -18,9 +36,10 @@ import {
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
-import type { TaskSpec } from "./experiment.js";
+import type { Experiment, TaskSpec } from "./experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader, prepareGraders } from "./graders.js";
 import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
+import { trialArtifactDir } from "./plan.js";
 import {
   applyContractOverrides,
   type ContractOverride,
@@ -34,9 +53,15 @@ import {
   summarizeRegrade,
   type TrialChange,
 } from "./regrade-summary.js";
-import { createRunLock } from "./run-lock.js";
+import { describeRunInputs, differingInputs } from "./run-inputs.js";
+import { createRunLock, resumeCommand } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
-import { buildVerdictDocument, writeVerdictFiles } from "./verdict.js";
+import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
+import {
+  markWorkspace,
+  removeAbandonedWorkspaces,
+  unmarkWorkspaceIfGone,
+} from "./workspace-marker.js";
 
 export interface RegradeOptions {
   /** Read the manifest from here instead of where the run recorded it. */
@@ -51,6 +76,13 @@ export interface RegradeOptions {
   /** Trials graded at once (default: the run's concurrency). */
   concurrency?: number;
   tempParent?: string;
+  /** Where credential values to mask come from (default: the process's environment). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * Stops the regrade: no new trial starts, running graders are stopped, and the regrade
+   * rejects with the signal's reason having written nothing (no verdict, no trial's checks).
+   */
+  signal?: AbortSignal;
   now?: () => Date;
   onProgress?: (done: number, total: number) => void;
 }
@@ -92,6 +124,175 @@ async function parsed<T>(
   return result.data;
 }
 
+/** A file of the run at the top of `outDir`; a missing one means there is no finished run. */
+async function runFile<T>(
+  outDir: string,
+  name: string,
+  schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } },
+  what: string,
+  whenMissing: string,
+): Promise<T> {
+  try {
+    return await parsed(join(outDir, name), schema, what);
+  } catch (error) {
+    if (error instanceof InvalidInputError && isMissingFile(error)) {
+      const message = `no finished run in this directory (${name} not found${whenMissing})`;
+      throw new InvalidInputError(outDir, [{ path: "(file)", message }], message);
+    }
+    throw error;
+  }
+}
+
+function isMissingFile(error: InvalidInputError): boolean {
+  return error.problems.length === 1 && error.problems[0]?.message === "file not found";
+}
+
+/** The manifest a run recorded, for advice; undefined when it cannot be read. */
+async function recordedManifestPath(outDir: string): Promise<string | undefined> {
+  try {
+    const value = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as unknown;
+    const path = (value as { manifestPath?: unknown } | null)?.manifestPath;
+    return typeof path === "string" ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const STOPPED_EARLY = /^stopped early after \d+ of \d+ trials/;
+
+/** How far a run that did not run every planned trial got. */
+interface PartialRun {
+  ran: number;
+  planned: number;
+}
+
+/**
+ * A regrade of a run that did not finish would judge the subset of trials it happened to
+ * finish: refused (the run is finished with --resume first). A run that stopped early
+ * (--stop-early) ran fewer trials by design: returned, so the new verdict can say so.
+ */
+function checkRunFinished(
+  outDir: string,
+  runManifest: RunManifest,
+  previous: VerdictDocument,
+): PartialRun | null {
+  const planned = runManifest.evidence.executionOrder.length;
+  const ran = previous.trials.length;
+  // Verdicts written before `stoppedEarly` existed say so only in their reason.
+  const stoppedEarly =
+    !previous.interrupted && (previous.stoppedEarly || STOPPED_EARLY.test(previous.reason));
+  if (ran >= planned && !previous.interrupted) return null;
+  if (stoppedEarly) return { ran, planned };
+  throw new InvalidInputError(
+    join(outDir, "verdict.json"),
+    [
+      {
+        path: previous.interrupted ? "interrupted" : "trials",
+        message: `the run in ${outDir} was interrupted after ${ran} of ${planned} trials; finish it with \`${resumeCommand(outDir, runManifest.manifestPath)}\` first, then regrade`,
+      },
+    ],
+    "cannot regrade a run that did not finish",
+  );
+}
+
+/**
+ * Each recorded trial must sit in the folder the plan gives it: verdict.json is only read, and
+ * a folder it names anywhere else (edited by hand, another run's) is never read or written.
+ */
+function checkTrialFolders(
+  outDir: string,
+  experiment: Pick<Experiment, "layout">,
+  previous: VerdictDocument,
+): void {
+  const problems: InputProblem[] = [];
+  const seen = new Set<string>();
+  previous.trials.forEach((trial, index) => {
+    let expected: string | undefined;
+    try {
+      expected = trialArtifactDir(experiment, trial.variant, trial.task, trial.trial);
+    } catch {
+      expected = undefined;
+    }
+    const path = `trials[${index}].artifactDir`;
+    if (expected === undefined)
+      problems.push({
+        path: `trials[${index}].trial`,
+        message: "expected a positive trial number",
+      });
+    else if (trial.artifactDir !== expected)
+      problems.push({
+        path,
+        message: `is ${JSON.stringify(trial.artifactDir)}, but trial ${trial.trial} of ${trial.variant} on ${trial.task} lives in ${expected}`,
+      });
+    else if (seen.has(expected))
+      problems.push({ path, message: `${expected} is listed more than once` });
+    if (expected !== undefined) seen.add(expected);
+  });
+  if (problems.length > 0)
+    throw new InvalidInputError(
+      join(outDir, "verdict.json"),
+      problems,
+      "the verdict's trials are not where the run puts them; regrade only verdicts harnesslab wrote",
+    );
+}
+
+/**
+ * What changed since the run, one note each, from the inputs the run recorded: the manifest's
+ * graders, contracts, tasks and policy (the fixture was checked already; agents do not run).
+ */
+function manifestNotes(input: {
+  runManifest: RunManifest;
+  previous: VerdictDocument;
+  experiment: Experiment;
+  manifestHash: string;
+  harnessHash: string;
+  fixtureHashes: Record<string, string>;
+  graders: ReadonlyMap<string, readonly PreparedGrader[]>;
+  overrides: readonly ContractOverride[];
+}): string[] {
+  const then = input.runManifest.evidence.inputs;
+  const manifestChanged = input.manifestHash !== input.previous.evidence.manifestHash;
+  const harnessChanged = input.harnessHash !== input.previous.evidence.harnessHash;
+  if (then === undefined) {
+    // A run recorded before its inputs were: only the overall hashes can be compared.
+    const notes: string[] = [];
+    if (manifestChanged)
+      notes.push("the manifest changed since the run (graders or contracts may differ)");
+    if (harnessChanged) notes.push("the .harness files changed since the run");
+    return notes;
+  }
+  const contractHashes = new Map(
+    input.experiment.tasks.map((task) => [
+      task.id,
+      new Map(
+        task.graders.map((grader) => {
+          // A contract given with --grader-contract is compared on its own line: here the run's.
+          const overridden = input.overrides.some(
+            (o) => o.task === task.id && o.grader === grader.id,
+          );
+          const prepared = input.graders.get(task.id)?.find((g) => g.id === grader.id);
+          const recorded = then.tasks[task.id]?.graders[grader.id]?.contract ?? null;
+          return [grader.id, overridden ? recorded : (prepared?.contractHash ?? null)] as const;
+        }),
+      ),
+    ]),
+  );
+  const now = describeRunInputs({
+    experiment: input.experiment,
+    manifestHash: input.manifestHash,
+    harnessHash: input.harnessHash,
+    fixtureHashes: input.fixtureHashes,
+    agentHashes: then.agents,
+    contractHashes,
+  });
+  const differences = differingInputs(then, now).filter((d) => !d.startsWith("the manifest file "));
+  if (differences.length === 0)
+    return manifestChanged
+      ? ["the manifest file changed since the run, but nothing a regrade uses differs"]
+      : [];
+  return differences.map((d) => `changed since the run: ${d}`);
+}
+
 export async function regradeRun(
   outDirArg: string,
   options: RegradeOptions = {},
@@ -100,12 +301,24 @@ export async function regradeRun(
   const contractArgs = parseContractArgs(options.graderContracts ?? [], options.cwd);
   const now = options.now ?? (() => new Date());
   const startedAt = now().toISOString();
-  const runManifest = await parsed(
-    join(outDir, "manifest.json"),
-    runManifestSchema,
-    "run manifest",
+  const signal = options.signal;
+  // A run still writing here, or another regrade choosing the same NNN, must not interleave;
+  // and while a run is in progress (or was killed) there is no finished verdict to regrade.
+  const lock = createRunLock(outDir, {
+    kind: "regrade",
+    takeOverStale: false,
+    manifestPath: await recordedManifestPath(outDir),
+  });
+  await lock.assertAvailable();
+  const runManifest = await runFile(outDir, "manifest.json", runManifestSchema, "run manifest", "");
+  const previous = await runFile(
+    outDir,
+    "verdict.json",
+    verdictDocumentSchema,
+    "verdict",
+    `: the run stopped before it finished; finish it with \`${resumeCommand(outDir, runManifest.manifestPath)}\``,
   );
-  const previous = await parsed(join(outDir, "verdict.json"), verdictDocumentSchema, "verdict");
+  const partialRun = checkRunFinished(outDir, runManifest, previous);
   const manifestPath = options.manifestPath
     ? resolve(options.manifestPath)
     : runManifest.manifestPath;
@@ -127,16 +340,11 @@ export async function regradeRun(
     ...loaded.experiment,
     tasks: applyContractOverrides(loaded.experiment.tasks, overrides.value),
   };
-  const notes: string[] = [];
-  if (`sha256:${loaded.manifestHash}` !== previous.evidence.manifestHash)
-    notes.push("the manifest changed since the run (graders or contracts may differ)");
 
   const assembled = await assembleExperiment(experiment);
   if (!assembled.ok)
     throw new InvalidInputError(manifestPath, assembled.problems, "cannot assemble the variants");
   const assembledVariants = assembled.variants;
-  if (assembled.harnessHash !== previous.evidence.harnessHash)
-    notes.push("the .harness files changed since the run");
 
   const fixtureHashes: Record<string, string> = {};
   for (const task of experiment.tasks) {
@@ -165,12 +373,31 @@ export async function regradeRun(
       },
     ]);
   }
+  checkTrialFolders(outDir, experiment, previous);
 
   const graders = new Map<string, PreparedGrader[]>();
   for (const task of experiment.tasks) graders.set(task.id, await prepareGraders(task));
   const contracts = await describeContracts(outDir, experiment.tasks, graders, overrides.value);
-  // A run still writing here, or another regrade choosing the same NNN, must not interleave.
-  const lock = createRunLock(outDir, { takeOverStale: false });
+  const notes = manifestNotes({
+    runManifest,
+    previous,
+    // The manifest as written: a --grader-contract file is reported on its own line.
+    experiment: loaded.experiment,
+    manifestHash: `sha256:${loaded.manifestHash.replace(/^sha256:/, "")}`,
+    harnessHash: assembled.harnessHash,
+    fixtureHashes,
+    graders,
+    overrides: overrides.value,
+  });
+  if (partialRun)
+    notes.push(
+      `the run stopped early (--stop-early) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
+    );
+  const secretValues = secretValuesFromEnv(options.env ?? process.env);
+  const tempParent = options.tempParent ?? tmpdir();
+  const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
+
+  signal?.throwIfAborted();
   await lock.acquire();
   try {
     return await regradeHoldingLock();
@@ -179,13 +406,33 @@ export async function regradeRun(
   }
 
   async function regradeHoldingLock(): Promise<RegradeResult> {
+    const dirs = previous.trials.map((trial) => join(outDir, trial.artifactDir));
+    // What a regrade killed mid-way left: its workspaces (noted in the trial folders), its
+    // half-written verdict files, and the checks it wrote for a verdict it never finished.
+    for (const dir of dirs) await removeAbandonedWorkspaces(dir, tempParent);
+    await removeAtomicLeftovers(outDir);
     const { stem, validationFile } = await nextStem(outDir);
+    const removeChecks = () =>
+      Promise.all(dirs.map((dir) => rm(join(dir, validationFile), { force: true })));
+    await removeChecks();
 
     // Every recorded trial is read and checked before anything is written.
     const recorded: RecordedTrial[] = [];
-    for (const trial of previous.trials) {
-      const dir = join(outDir, trial.artifactDir);
+    for (const [index, trial] of previous.trials.entries()) {
+      const dir = dirs[index] as string;
       const old = await parsed(join(dir, "metrics.json"), trialMetricsSchema, "trial metrics file");
+      if (
+        old.variant !== trial.variant ||
+        old.task !== trial.task ||
+        old.trial !== trial.trial ||
+        old.seq !== trial.seq
+      )
+        throw new InvalidInputError(join(dir, "metrics.json"), [
+          {
+            path: "(root)",
+            message: `records trial ${old.trial} (seq ${old.seq}) of ${old.variant} on ${old.task}, but verdict.json puts trial ${trial.trial} (seq ${trial.seq}) of ${trial.variant} on ${trial.task} here`,
+          },
+        ]);
       const receiptValue = await readJsonFile(join(dir, "runtime-receipt.json")).catch(() => null);
       const receipt = receiptValue === null ? null : runtimeReceiptSchema.safeParse(receiptValue);
       const task = experiment.tasks.find((t) => t.id === trial.task);
@@ -210,22 +457,35 @@ export async function regradeRun(
     const metrics: TrialMetrics[] = new Array(recorded.length);
     let done = 0;
     const concurrency = Math.max(1, options.concurrency ?? runManifest.effective.concurrency);
-    await runPool(
-      recorded.map((_, index) => index),
-      concurrency,
-      async (index) => {
-        const trial = recorded[index] as RecordedTrial;
-        metrics[index] = trial.regrade
-          ? await regradeTrial(trial.dir, trial.old, trial.regrade, {
-              graders: graders.get(trial.regrade.task.id) ?? [],
-              validationFile,
-              ...(options.tempParent ? { tempParent: options.tempParent } : {}),
-            })
-          : await keepTrial(trial.dir, trial.old, validationFile);
-        done += 1;
-        options.onProgress?.(done, recorded.length);
-      },
-    );
+    try {
+      await runPool(
+        recorded.map((_, index) => index),
+        concurrency,
+        async (index) => {
+          if (signal?.aborted) return;
+          const trial = recorded[index] as RecordedTrial;
+          const result = trial.regrade
+            ? await regradeTrial(trial.dir, trial.old, trial.regrade, {
+                graders: graders.get(trial.regrade.task.id) ?? [],
+                validationFile,
+                tempParent,
+                tempParents,
+                secretValues,
+                ...(signal ? { signal } : {}),
+              })
+            : await keepTrial(trial.dir, trial.old, validationFile);
+          if (result === null) return;
+          metrics[index] = result;
+          done += 1;
+          options.onProgress?.(done, recorded.length);
+        },
+      );
+      signal?.throwIfAborted();
+    } catch (error) {
+      // Stopped (or broken) before the verdict: the checks written so far belong to no verdict.
+      await removeChecks();
+      throw error;
+    }
 
     const built = buildVerdictDocument({
       experiment,
@@ -238,6 +498,8 @@ export async function regradeRun(
       regradeOf: "verdict.json",
       retryLimit: previous.infraRetries.limit,
     });
+    if (partialRun && previous.fixturesUnchanged)
+      Object.assign(built, stoppedEarlyStatus(experiment, metrics, partialRun, built));
     const summary = summarizeRegrade({
       before: previous.trials,
       after: built.trials,
@@ -247,12 +509,48 @@ export async function regradeRun(
     const verdict: VerdictDocument = {
       ...built,
       resumedTrials: previous.resumedTrials,
+      stoppedEarly: partialRun !== null,
       graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
       regradeSummary: summary,
     };
+    if (signal?.aborted) {
+      await removeChecks();
+      signal.throwIfAborted();
+    }
+    // From here the verdict is written whole, even when a signal comes meanwhile.
     await writeVerdictFiles(outDir, verdict, stem, validationFile);
     return { stem, previous, verdict, changes: summary.changes, summary, contracts, notes };
   }
+}
+
+/**
+ * The status of a regraded run that stopped early, decided as the run decides it: when the new
+ * grades still settle the status whatever the trials not run would show, that status. Otherwise
+ * the run would not have stopped there, and the trials that ran cannot decide: need_more_work
+ * (an infrastructure error stays one), and the reason says why.
+ */
+function stoppedEarlyStatus(
+  experiment: Experiment,
+  metrics: readonly TrialMetrics[],
+  run: PartialRun,
+  built: Pick<VerdictDocument, "status" | "reason">,
+): Pick<VerdictDocument, "status" | "reason"> {
+  const decision = canStopEarly(metrics.map(toTrialRecord), {
+    baseline: experiment.baseline,
+    policy: experiment.verdict,
+    variants: experiment.variants.map((v) => v.id),
+    tasks: experiment.tasks.map((t) => t.id),
+    plannedTrials: experiment.trials.count,
+  });
+  if (decision.canStop && decision.status !== null)
+    return {
+      status: decision.status,
+      reason: `stopped early after ${run.ran} of ${run.planned} trials, the status being settled: ${decision.reason}`,
+    };
+  return {
+    status: built.status === "infrastructure_error" ? built.status : "need_more_work",
+    reason: `the run stopped early after ${run.ran} of ${run.planned} trials, but under the new grades the trials it did not run could change the status (${decision.reason}); run the experiment in full to decide. The trials that ran: ${built.reason}`,
+  };
 }
 
 interface RecordedTrial {
@@ -272,26 +570,44 @@ async function keepTrial(
   return old;
 }
 
+interface RegradeTrialOptions {
+  graders: readonly PreparedGrader[];
+  validationFile: string;
+  tempParent: string;
+  /** `tempParent` and its real path: a workspace's directory may be named by either. */
+  tempParents: readonly string[];
+  /** Exact strings that must never reach an artifact (credential values from the environment). */
+  secretValues: readonly string[];
+  signal?: AbortSignal;
+}
+
 /**
  * Grades one recorded trial again: its patch applied to a fresh fixture copy, the task's graders
  * run, the outcome classified with the recorded receipt. A patch that does not apply or a grader
- * that breaks makes this trial an infrastructure error, never the whole regrade.
+ * that breaks makes this trial an infrastructure error, never the whole regrade. Null when the
+ * regrade was stopped meanwhile: nothing is written then.
  */
 async function regradeTrial(
   dir: string,
   old: TrialMetrics,
   { task, receipt }: { task: TaskSpec; receipt: RuntimeReceipt },
-  options: { graders: readonly PreparedGrader[]; validationFile: string; tempParent?: string },
-): Promise<TrialMetrics> {
+  options: RegradeTrialOptions,
+): Promise<TrialMetrics | null> {
   const evidence: TrialEvidence = { receipt };
   const grades: Grade[] = [];
   let error: string | null = null;
   let workspace: Awaited<ReturnType<typeof createTrialWorkspace>> | undefined;
+  let tempDir: string | undefined;
   try {
-    workspace = await createTrialWorkspace(
-      task.fixtureDir,
-      options.tempParent ? { tempParent: options.tempParent } : {},
-    );
+    workspace = await createTrialWorkspace(task.fixtureDir, {
+      tempParent: options.tempParent,
+      // Noted before the directory exists, so a regrade killed at any point leaves no
+      // workspace the next regrade cannot find.
+      beforeCreate: async (dirToCreate) => {
+        tempDir = dirToCreate;
+        await markWorkspace(dir, dirToCreate, "regrade");
+      },
+    });
     const patch = await readFile(join(dir, "patch.diff"));
     if (patch.length > 0) {
       const applied = await applyPatch(workspace.root, patch, { tempDir: workspace.scratchDir });
@@ -304,6 +620,8 @@ async function regradeTrial(
         changedFiles: old.changedFiles,
         expectedFiles: task.expectedFiles,
         finalText,
+        scratchDir: workspace.scratchDir,
+        ...(options.signal ? { signal: options.signal } : {}),
       });
       grades.push(grade);
       const problem = gradeInfrastructureProblem(prepared, grade);
@@ -311,27 +629,42 @@ async function regradeTrial(
     }
     evidence.grades = grades;
   } catch (e) {
-    const message = e instanceof Error ? e.message : String(e);
-    error = workspace ? workspace.scrubPaths(message) : message;
+    error = e instanceof Error ? e.message : String(e);
     evidence.harnessFailure = { reason: "grader_failed", message: error };
   } finally {
     await workspace?.cleanup().catch(() => {});
+    await unmarkWorkspaceIfGone(dir, tempDir, "regrade");
   }
+  // A grader the stop cut short says nothing about the trial.
+  if (options.signal?.aborted) return null;
+
+  // As the run does: the workspace's paths become placeholders and credentials are masked.
+  const noted =
+    tempDir === undefined
+      ? []
+      : options.tempParents.map((p) => join(p, basename(tempDir as string)));
+  const scrubPaths = (text: string) =>
+    replaceLongestFirst(workspace ? workspace.scrubPaths(text) : text, [
+      ...noted.map((path) => [join(path, "trial"), "<trial-root>"] as const),
+      ...noted.map((path) => [path, "<trial-temp>"] as const),
+    ]);
+  const scrub = (text: string) => redactText(scrubPaths(text), options.secretValues);
+  const clean = (value: unknown) =>
+    mapStrings(redact(value, { secretValues: options.secretValues }), scrubPaths);
   const classification = classifyTrial(evidence);
-  const scrub = (text: string) => (workspace ? workspace.scrubPaths(text) : text);
-  const scrubbedGrades = mapStrings(grades, scrub) as Grade[];
+  const cleanGrades = clean(grades) as Grade[];
   await writeFile(
     join(dir, options.validationFile),
-    `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: scrubbedGrades, error }, null, 2)}\n`,
+    `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: cleanGrades, error: error === null ? null : scrub(error) }, null, 2)}\n`,
   );
   return {
     ...old,
     outcome: classification.outcome,
     infraReason: classification.infraReason,
-    explanation: classification.explanation,
+    explanation: scrub(classification.explanation),
     score: classification.score,
     gradePassed: classification.gradePassed,
-    graders: scrubbedGrades.map((g) => ({
+    graders: cleanGrades.map((g) => ({
       grader: g.grader,
       score: g.score,
       passed: g.passed,

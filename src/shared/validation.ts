@@ -72,8 +72,13 @@ export function validateWith<S extends z.ZodType>(
   return { ok: false, problems: problemsFromZod(result.error) };
 }
 
+/** Where a problem concerns a file as a whole (missing, unreadable) rather than a place in it. */
+const WHOLE_FILE = "(file)";
+
 export function formatProblems(problems: readonly InputProblem[], limit = 20): string {
-  const shown = problems.slice(0, limit).map((p) => `  ${p.path}: ${p.message}`);
+  const shown = problems
+    .slice(0, limit)
+    .map((p) => (p.path === WHOLE_FILE ? `  ${p.message}` : `  ${p.path}: ${p.message}`));
   if (problems.length > limit) shown.push(`  … and ${problems.length - limit} more`);
   return shown.join("\n");
 }
@@ -83,7 +88,11 @@ export class InvalidInputError extends Error {
   readonly source: string;
   readonly problems: InputProblem[];
   constructor(source: string, problems: InputProblem[], what = "invalid input") {
-    super(`${source}: ${what}\n${formatProblems(problems)}`);
+    // A whole-file problem that only repeats the headline (`x.json: file not found`) is not listed again.
+    const listed = problems.filter((p) => !(p.path === WHOLE_FILE && p.message === what));
+    super(
+      listed.length > 0 ? `${source}: ${what}\n${formatProblems(listed)}` : `${source}: ${what}`,
+    );
     this.name = "InvalidInputError";
     this.source = source;
     this.problems = problems;

@@ -241,8 +241,7 @@ describe("harness compare regrade refuses a bad --grader-contract", () => {
       value: "missing.json",
       outDir: () => out,
       messages: [
-        "missing.json: cannot use the contract given with --grader-contract",
-        "file not found",
+        "missing.json: cannot use the contract given with --grader-contract missing.json\n  file not found\n",
       ],
     },
     {
@@ -353,7 +352,16 @@ describe("harness compare regrade on a run graded by commands", () => {
     const changed = await runHarness(["compare", "regrade", runOut, "--json"]);
     expect(changed.exitCode).toBe(1);
     expect(verdictDocumentSchema.parse(JSON.parse(changed.stdout)).status).toBe("reject");
-    expect(changed.stderr).toContain("note: the manifest changed since the run");
+    // The notes name what differs from the inputs the run recorded.
+    expect(
+      changed.stderr
+        .split("\n")
+        .filter((line) => line.startsWith("note: "))
+        .map((line) => line.replace(/sha256:[0-9a-f]{12}…/g, "#")),
+    ).toEqual([
+      "note: changed since the run: the settings of grader check of task fix-value differ: # then, # now",
+      "note: changed since the run: grader scope of task fix-value of the earlier run is not in the manifest now",
+    ]);
     expect(changed.stderr).toContain(
       "4 trials changed: 2 up, 2 down; baseline pass rate 0.00 → 1.00; fixer pass rate 1.00 → 0.00",
     );
@@ -380,9 +388,13 @@ describe("harness compare regrade on a run graded by commands", () => {
     expect(await listTree(runOut)).toEqual(before);
   });
 
-  it("exits 2 for a directory without a run", async () => {
-    const run = await runHarness(["compare", "regrade", exp.fixtureDir]);
-    expect(run.exitCode).toBe(2);
-    expect(run.stderr).toContain("manifest.json");
+  it("exits 2 for a directory without a run, saying so in one line", async () => {
+    for (const dir of [exp.fixtureDir, exp.freshOut("never-written")]) {
+      const run = await runHarness(["compare", "regrade", dir]);
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toBe(
+        `harness: ${dir}: no finished run in this directory (manifest.json not found)\n`,
+      );
+    }
   });
 });

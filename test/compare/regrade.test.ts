@@ -1,5 +1,6 @@
 // Re-grading recorded trials: the graders run again on each recorded patch applied to a fresh
 // copy of the fixture, no agent runs, and the new verdict is written beside the old one.
+import { spawn } from "node:child_process";
 import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -79,7 +80,12 @@ describe("regrade", () => {
     await exp.writeManifest(withCheck(["node", "check-old.mjs"]));
     const result = await regradeRun(exp.outDir, { tempParent: exp.trialsDir });
     expect(result.stem).toBe("verdict.regrade-002");
-    expect(result.notes.join(" ")).toContain("manifest changed");
+    // The note names what differs from the inputs the run recorded.
+    expect(result.notes).toEqual([
+      expect.stringMatching(
+        /^changed since the run: the settings of grader check of task fix-value differ: sha256:[0-9a-f]{12}… then, sha256:[0-9a-f]{12}… now$/,
+      ),
+    ]);
     expect(result.verdict.status).toBe("reject");
     expect(result.changes).toHaveLength(4);
     for (const change of result.changes) {
@@ -158,18 +164,28 @@ describe("regrade", () => {
     await expect(regradeRun(exp.fixtureDir)).rejects.toThrow(InvalidInputError);
   });
 
-  it("refuses while a live run holds the directory's lock, and writes nothing", async () => {
+  it("refuses while a live run holds the directory's lock, saying a run is in progress, and writes nothing", async () => {
     const lockPath = join(exp.outDir, ".harnesslab-run.lock");
-    const record = { pid: process.pid, host: hostname(), startedAt: "now", token: "t0" };
+    // A live process other than this one stands in for the run.
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], {
+      stdio: "ignore",
+    });
+    const record = { pid: holder.pid, host: hostname(), startedAt: "now", token: "t0" };
     await writeFile(lockPath, JSON.stringify(record));
+    // The run's verdict.json is not what a live run has yet: the lock is checked first.
+    const verdictPath = join(exp.outDir, "verdict.json");
+    const verdictText = await readFile(verdictPath, "utf8");
+    await rm(verdictPath);
     const before = await listTree(exp.outDir);
     try {
       await expect(regradeRun(exp.outDir, { tempParent: exp.trialsDir })).rejects.toThrow(
-        /another run \(pid \d+, started now\) is writing to this directory/,
+        `a run is in progress in this directory (pid ${holder.pid}, started now); wait for it to finish, then regrade`,
       );
       expect(await listTree(exp.outDir)).toEqual(before);
     } finally {
+      holder.kill("SIGKILL");
       await rm(lockPath, { force: true });
+      await writeFile(verdictPath, verdictText);
     }
   });
 });
