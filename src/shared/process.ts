@@ -65,6 +65,19 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+const DEFAULT_KILL_GRACE_MS = 2000;
+
+/**
+ * How long a stopped command may take to exit after SIGTERM before its group gets SIGKILL.
+ * HARNESSLAB_KILL_GRACE_MS overrides it (whole milliseconds), so a test can keep a command that
+ * ignores SIGTERM alive for as long as it needs to observe it, however slow the machine.
+ */
+function killGraceMs(): number {
+  const configured = process.env.HARNESSLAB_KILL_GRACE_MS?.trim();
+  const ms = configured ? Number(configured) : Number.NaN;
+  return Number.isSafeInteger(ms) && ms >= 0 && ms <= 2_147_483_647 ? ms : DEFAULT_KILL_GRACE_MS;
+}
+
 /** Leaders of the process groups `runCommand` started that have not exited yet. */
 const liveGroups = new Set<number>();
 
@@ -123,7 +136,7 @@ export function runCommand(
     const stop = () => {
       killGroup(child.pid, "SIGTERM");
       // Escalate if anything in the group ignores SIGTERM.
-      setTimeout(() => killGroup(child.pid, "SIGKILL"), 2000).unref();
+      setTimeout(() => killGroup(child.pid, "SIGKILL"), killGraceMs()).unref();
     };
     const onAbort = () => {
       aborted = true;

@@ -1,10 +1,12 @@
 // `harness compare run` killed at any point and then `--resume`d ends with the verdict an
 // uninterrupted run gives; Ctrl-C stops cleanly (exit 130, no process or temporary directory
 // left); one run at a time per --out. Real CLI processes, real signals, a small scripted
-// experiment whose agents and grader leave marks so the test knows when to strike.
+// experiment whose agents and grader leave marks so the test knows when to strike, and wait at
+// gates the test opens, so what a run has finished when it is killed never depends on timing.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,14 +31,15 @@ const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(REPO, "src", "cli", "bin.ts");
 const LOCK = ".harnesslab-run.lock";
 
-// Both agents note their start (when the test asks) and take a moment, so a kill can land
-// inside a trial; with HL_TEST_SLEEPER set, trial 1 of the fixer first runs a long child
-// process through its Bash tool and tells the test its pid.
-const AGENT_PRELUDE = `import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
+// Both agents note their start (when the test asks). With HL_TEST_GATE set, an agent then waits
+// until the test creates the file <gate>/<variant>-<index>. With HL_TEST_SLEEPER set, trial 1 of
+// the fixer first runs a long command through its Bash tool and tells the test its pid and its
+// working directory. A short pause lets a kill at a random moment land inside a trial.
+const AGENT_PRELUDE = `import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-async function prelude({ tools, cwd, trial }) {
+async function prelude({ tools, cwd, trial, signal }) {
   if (process.env.HL_TEST_AGENT_LOG)
     appendFileSync(process.env.HL_TEST_AGENT_LOG, \`started \${trial.variant}/\${trial.index}\\n\`);
   const sleeper = process.env.HL_TEST_SLEEPER;
@@ -45,12 +48,21 @@ async function prelude({ tools, cwd, trial }) {
     for (let i = 0; i < 1000; i += 1) {
       let pid = "";
       try { pid = readFileSync(join(cwd, "sleeper.pid"), "utf8"); } catch {}
-      if (pid !== "") { writeFileSync(sleeper, pid); break; }
+      if (pid !== "") {
+        // Whole or absent: the test reads it as soon as it exists.
+        writeFileSync(sleeper + ".part", JSON.stringify({ pid: Number(pid), cwd }));
+        renameSync(sleeper + ".part", sleeper);
+        break;
+      }
       await sleep(10);
     }
     await running;
   }
-  await sleep(250);
+  const gate = process.env.HL_TEST_GATE;
+  // The signal ends the wait once the run is over, so a stopped CLI is not kept alive by it.
+  while (gate && !signal.aborted && !existsSync(join(gate, \`\${trial.variant}-\${trial.index}\`)))
+    await sleep(10);
+  await sleep(100);
 }
 `;
 
@@ -70,11 +82,23 @@ export default async function slowFixer(context) {
 }
 `;
 
-/** The check the command grader runs: notes where grading started, takes a moment, then checks. */
-function slowCheck(gradingLog: string): string {
-  return `import { appendFileSync, readFileSync } from "node:fs";
-appendFileSync(${JSON.stringify(gradingLog)}, process.cwd() + "\\n");
-await new Promise((resolve) => setTimeout(resolve, 300));
+const HOLD_GRADING = "hold-grading";
+
+/**
+ * The check the command grader runs: notes its pid and where grading started, then, while a file
+ * named hold-grading exists in a folder above its workspace under `base` (a scenario's TMPDIR),
+ * waits; then checks.
+ */
+function checkScript(gradingLog: string, base: string): string {
+  return `import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+appendFileSync(${JSON.stringify(gradingLog)}, JSON.stringify({ cwd: process.cwd(), pid: process.pid }) + "\\n");
+const held = () => {
+  for (let dir = process.cwd(); dir.startsWith(${JSON.stringify(`${base}/`)}); dir = dirname(dir))
+    if (existsSync(join(dir, ${JSON.stringify(HOLD_GRADING)}))) return true;
+  return false;
+};
+while (held()) await new Promise((resolve) => setTimeout(resolve, 10));
 if (readFileSync("src/value.txt", "utf8") !== "fixed\\n") process.exit(1);
 console.log("ok");
 `;
@@ -84,28 +108,37 @@ const SLEEPER = `import { writeFileSync } from "node:fs";
 writeFileSync("sleeper.pid", String(process.pid));
 setTimeout(() => {}, 30000);
 `;
-// Ignores SIGTERM, so stopping it takes the runner's escalation to SIGKILL (2 s later).
+// Ignores SIGTERM (noting that it got one in its working directory) and lives for ten minutes.
 const STUBBORN = `import { writeFileSync } from "node:fs";
-process.on("SIGTERM", () => {});
+process.on("SIGTERM", () => writeFileSync("got-sigterm", ""));
 writeFileSync("sleeper.pid", String(process.pid));
-setTimeout(() => {}, 30000);
+setTimeout(() => {}, 600000);
 `;
+const GOT_SIGTERM = "got-sigterm";
 
 let exp: TempExperiment;
 let experiment: Experiment;
 let signals: string;
 let gradingLog: string;
+/** One tsx compile cache for every CLI the tests start (see `tmpDir`). */
+let tsxCache: string;
 let uninterrupted: VerdictDocument;
 const children = new Set<ChildProcess>();
 const strays = new Set<number>();
 
+// tsx keeps its compile cache in $TMPDIR/tsx-<user>; every scenario has a TMPDIR of its own.
+const TSX_CACHE_NAME = `tsx-${process.geteuid?.() ?? userInfo().username}`;
+
 beforeAll(async () => {
   exp = await makeExperiment();
-  signals = join(exp.base, "signals");
+  const base = await realpath(exp.base);
+  signals = join(base, "signals");
   gradingLog = join(signals, "grading.log");
+  tsxCache = join(base, "tsx-cache");
   await mkdir(signals);
+  await mkdir(tsxCache);
   const fixture = {
-    "check.mjs": slowCheck(gradingLog),
+    "check.mjs": checkScript(gradingLog, base),
     "sleeper.mjs": SLEEPER,
     "stubborn.mjs": STUBBORN,
   };
@@ -133,6 +166,8 @@ beforeAll(async () => {
     }),
   );
   ({ experiment } = await loadForRun(exp.manifestPath));
+  // Compiles the CLI into the shared cache while the reference run goes on in this process.
+  const warmUp = spawnCli(await tmpDir("warm-up"), ["--help"]);
   ({ verdict: uninterrupted } = await runManifest(exp.manifestPath, {
     outDir: exp.freshOut("uninterrupted"),
     tempParent: exp.trialsDir,
@@ -144,6 +179,7 @@ beforeAll(async () => {
     "passed",
     "passed",
   ]);
+  expect((await warmUp.exited).code).toBe(0);
 });
 
 afterAll(async () => {
@@ -172,32 +208,54 @@ interface CliProcess {
   stderr(): string;
 }
 
-/** One interrupted run: its --out, and the CLI's TMPDIR, where its trials' workspaces go. */
+/**
+ * One interrupted run: its --out; the CLI's TMPDIR, where its trials' workspaces go; and a
+ * folder for the gates its agents wait at (when the test passes HL_TEST_GATE).
+ */
 interface Scenario {
   out: string;
   tmp: string;
+  gate: string;
 }
 
 async function scenario(name: string): Promise<Scenario> {
+  const gate = join(exp.base, `gate-${name}`);
+  await mkdir(gate);
+  return { out: exp.freshOut(name), tmp: await tmpDir(name), gate };
+}
+
+/** A TMPDIR for one CLI run, linked to the shared tsx cache. */
+async function tmpDir(name: string): Promise<string> {
   const tmp = join(exp.base, `tmp-${name}`);
   await mkdir(tmp);
-  return { out: exp.freshOut(name), tmp: await realpath(tmp) };
+  // Spares each CLI compiling the sources afresh (it runs from TypeScript through tsx).
+  await symlink(tsxCache, join(tmp, TSX_CACHE_NAME), "dir");
+  return realpath(tmp);
 }
 
 let spawned = 0;
 
-/** Starts the real CLI; `agentLog` receives a line per agent start. */
+/** Starts `compare run` of the experiment into the scenario's --out; `agentLog` receives a line per agent start. */
 function startCli(
   where: Scenario,
   extra: string[] = [],
   env: NodeJS.ProcessEnv = {},
 ): CliProcess & { agentLog: string } {
+  const args = ["compare", "run", exp.manifestPath, "--out", where.out, ...extra];
+  return spawnCli(where.tmp, args, env);
+}
+
+/** Starts the real CLI with `args`, TMPDIR `tmp` and `env` on top of this process's environment. */
+function spawnCli(
+  tmp: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): CliProcess & { agentLog: string } {
   spawned += 1;
   const agentLog = join(signals, `agents-${spawned}.log`);
-  const args = ["compare", "run", exp.manifestPath, "--out", where.out, ...extra];
   const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
     cwd: REPO,
-    env: { ...process.env, TMPDIR: where.tmp, HL_TEST_AGENT_LOG: agentLog, ...env },
+    env: { ...process.env, TMPDIR: tmp, HL_TEST_AGENT_LOG: agentLog, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.add(child);
@@ -218,6 +276,10 @@ function startCli(
   return { child, exited, stderr: () => stderr, agentLog };
 }
 
+/**
+ * Polls `check` every 10 ms. The bound (at least 20 s) is only a safety net against a hang: a
+ * slow machine makes the wait longer, never the test wrong.
+ */
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, cli?: CliProcess) {
   let exited = false;
   void cli?.exited.then(() => {
@@ -233,6 +295,21 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>, cl
 
 const lines = (path: string) =>
   existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+
+/** `variant/index` of each agent that started, in order. */
+const agentsStarted = (cli: { agentLog: string }) =>
+  lines(cli.agentLog).map((line) => line.replace(/^started /, ""));
+
+/** Lets the agent of one trial (`variant/index`) go on past its gate. */
+const openGate = (where: Scenario, trial: string) =>
+  writeFile(join(where.gate, trial.replace("/", "-")), "");
+
+/** The command graders that started in this scenario's workspaces. */
+function gradings(where: Scenario): Array<{ cwd: string; pid: number }> {
+  return lines(gradingLog)
+    .map((line) => JSON.parse(line) as { cwd: string; pid: number })
+    .filter((grading) => grading.cwd.startsWith(`${where.tmp}/`));
+}
 
 function trialDirs(out: string): string[] {
   return uninterrupted.trials.map((t) =>
@@ -308,65 +385,6 @@ async function finishedRecords(out: string): Promise<Map<string, string>> {
   return records;
 }
 
-// Each scenario has its own --out and TMPDIR, so they run side by side.
-describe.concurrent("compare run killed with SIGKILL, then --resume", () => {
-  it("before any trial finished: its stale lock and its trials' workspaces are taken over", async () => {
-    const where = await scenario("kill-early");
-    const cli = startCli(where);
-    await waitFor("an agent to start", () => lines(cli.agentLog).length > 0, cli);
-    await kill(cli);
-    expect(finishedCount(where.out)).toBe(0);
-    // What the killed run left: its lock and the workspaces of the trials it was running.
-    const lock = JSON.parse(await readFile(join(where.out, LOCK), "utf8")) as { pid: number };
-    expect(lock.pid).toBe(cli.child.pid);
-    expect((await trialTemps(where)).length).toBeGreaterThan(0);
-    await resumeAndCheck(where);
-  });
-
-  it("mid-run, with some trials finished: they are kept and only the rest run", async () => {
-    const where = await scenario("kill-mid");
-    const cli = startCli(where);
-    await waitFor("a finished trial", () => finishedCount(where.out) >= 1, cli);
-    await kill(cli);
-    expect((await finishedRecords(where.out)).size).toBeGreaterThanOrEqual(1);
-    await resumeAndCheck(where);
-  });
-
-  it("while a command grader runs", async () => {
-    const where = await scenario("kill-grading");
-    const cli = startCli(where);
-    const gradingHere = () => lines(gradingLog).some((line) => line.startsWith(`${where.tmp}/`));
-    await waitFor("grading to start", gradingHere, cli);
-    await kill(cli);
-    expect((await finishedRecords(where.out)).size).toBeLessThan(4);
-    await resumeAndCheck(where);
-  });
-
-  it("after the last trial, around the writing of the verdict", async () => {
-    const where = await scenario("kill-verdict");
-    const cli = startCli(where);
-    await waitFor("every trial to finish", () => finishedCount(where.out) === 4, cli);
-    await kill(cli);
-    await resumeAndCheck(where);
-  });
-
-  it("again and again at seeded random moments", async () => {
-    const where = await scenario("kill-random");
-    const random = mulberry32(20260901);
-    for (let round = 0; round < 3; round += 1) {
-      // Once the run has written anything, it can only be continued.
-      const cli = startCli(where, existsSync(where.out) ? ["--resume"] : []);
-      const delay = 400 + Math.floor(random() * 1600);
-      const ended = await Promise.race([
-        cli.exited.then(() => true),
-        new Promise<false>((resolve) => setTimeout(() => resolve(false), delay)),
-      ]);
-      if (!ended) await kill(cli);
-    }
-    await resumeAndCheck(where);
-  });
-});
-
 /** Running, not a zombie waiting for a parent that is gone. */
 function isRunning(pid: number): boolean {
   try {
@@ -382,78 +400,168 @@ function isRunning(pid: number): boolean {
   }
 }
 
-describe("Ctrl-C", () => {
-  it("aborts the running agents, kills their commands, removes their workspaces and exits 130; --resume finishes the run", async () => {
-    const where = await scenario("sigint");
-    const pidFile = join(signals, "sleeper-1.pid");
-    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile });
-    await waitFor("the long command to start", () => existsSync(pidFile), cli);
-    const sleeper = Number(readFileSync(pidFile, "utf8"));
-    strays.add(sleeper);
-    expect(isRunning(sleeper)).toBe(true);
+// Each scenario has its own --out and TMPDIR, so they all run side by side.
+describe.concurrent("an interrupted compare run", () => {
+  describe("killed with SIGKILL, then --resume", () => {
+    it("before any trial finished: its stale lock and its trials' workspaces are taken over", async () => {
+      const where = await scenario("kill-early");
+      // No gate is ever opened: no agent can finish before the kill.
+      const cli = startCli(where, [], { HL_TEST_GATE: where.gate });
+      await waitFor("an agent to start", () => agentsStarted(cli).length > 0, cli);
+      await kill(cli);
+      expect(finishedCount(where.out)).toBe(0);
+      // What the killed run left: its lock and the workspaces of the trials it was running.
+      const lock = JSON.parse(await readFile(join(where.out, LOCK), "utf8")) as { pid: number };
+      expect(lock.pid).toBe(cli.child.pid);
+      expect((await trialTemps(where)).length).toBeGreaterThan(0);
+      await resumeAndCheck(where);
+    });
 
-    // One run at a time: a second run or resume into its --out is refused while it lives.
-    const second = startCli(where, ["--resume"]);
-    const refused = await second.exited;
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(`another run (pid ${cli.child.pid}`);
-    expect(lines(second.agentLog)).toEqual([]);
+    it("mid-run, with some trials finished: they are kept and only the rest run", async () => {
+      const where = await scenario("kill-mid");
+      const cli = startCli(where, [], { HL_TEST_GATE: where.gate });
+      await waitFor("an agent to start", () => agentsStarted(cli).length > 0, cli);
+      const [first] = agentsStarted(cli);
+      await openGate(where, first!);
+      // Its lane takes the next trial: one trial finished, two waiting at their gates, one not begun.
+      await waitFor(
+        "one trial to finish and the next to start",
+        () => finishedCount(where.out) === 1 && agentsStarted(cli).length === 3,
+        cli,
+      );
+      await kill(cli);
+      const finished = await finishedRecords(where.out);
+      expect(finished.size).toBe(1);
+      expect((await trialTemps(where)).length).toBe(2);
+      await resumeAndCheck(where);
+    });
 
-    cli.child.kill("SIGINT");
-    const exit = await cli.exited;
-    expect(exit.code, exit.stderr).toBe(130);
-    expect(exit.stderr).toContain("interrupted");
-    expect(isRunning(sleeper)).toBe(false);
-    expect(await trialTemps(where)).toEqual([]);
-    expect(existsSync(join(where.out, LOCK))).toBe(false);
-    const verdict = (await readJson(where.out, "verdict.json")) as VerdictDocument;
-    expect(verdict.status).toBe("infrastructure_error");
-    expect(verdict.reason).toMatch(/interrupted after \d of 4 trials; run again with --resume/);
-    // The trial cut short has no finished record: it is not in the verdict and runs again.
-    expect(verdict.trials.every((t) => t.infraReason !== "run_aborted")).toBe(true);
+    it("while a command grader runs", async () => {
+      const where = await scenario("kill-grading");
+      // Every grading in this scenario waits until the hold is lifted.
+      const hold = join(where.tmp, HOLD_GRADING);
+      await writeFile(hold, "");
+      const cli = startCli(where);
+      await waitFor("grading to start", () => gradings(where).length > 0, cli);
+      await kill(cli);
+      expect(finishedCount(where.out)).toBe(0);
+      // The SIGKILL does not reach the graders the run started (each has a process group of its
+      // own): let them end.
+      const orphans = gradings(where).map((grading) => grading.pid);
+      for (const pid of orphans) strays.add(pid);
+      await rm(hold);
+      await waitFor("the orphaned graders to end", () => !orphans.some(isRunning));
+      await resumeAndCheck(where);
+    });
 
-    await resumeAndCheck(where);
+    it("after the last trial, around the writing of the verdict", async () => {
+      const where = await scenario("kill-verdict");
+      const cli = startCli(where);
+      await waitFor("every trial to finish", () => finishedCount(where.out) === 4, cli);
+      await kill(cli);
+      await resumeAndCheck(where);
+    });
+
+    it("again and again at seeded random moments", async () => {
+      const where = await scenario("kill-random");
+      const random = mulberry32(20260901);
+      for (let round = 0; round < 3; round += 1) {
+        // Once the run has written anything, it can only be continued.
+        const cli = startCli(where, existsSync(where.out) ? ["--resume"] : []);
+        const delay = 300 + Math.floor(random() * 1200);
+        const ended = await Promise.race([
+          cli.exited.then(() => true),
+          new Promise<false>((resolve) => setTimeout(() => resolve(false), delay)),
+        ]);
+        if (!ended) await kill(cli);
+      }
+      await resumeAndCheck(where);
+    });
   });
 
-  it("SIGTERM (a supervisor stopping the run) stops it the same clean way and exits 143", async () => {
-    const where = await scenario("sigterm");
-    const pidFile = join(signals, "sleeper-3.pid");
-    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile });
-    await waitFor("the long command to start", () => existsSync(pidFile), cli);
-    const sleeper = Number(readFileSync(pidFile, "utf8"));
-    strays.add(sleeper);
+  describe("by Ctrl-C or SIGTERM", () => {
+    it("Ctrl-C aborts the running agents, kills their commands, removes their workspaces and exits 130; --resume finishes the run", async () => {
+      const where = await scenario("sigint");
+      const sleeperFile = join(signals, "sleeper-sigint.json");
+      const cli = startCli(where, [], { HL_TEST_SLEEPER: sleeperFile });
+      await waitFor("the long command to start", () => existsSync(sleeperFile), cli);
+      const { pid: sleeper } = JSON.parse(readFileSync(sleeperFile, "utf8")) as { pid: number };
+      strays.add(sleeper);
+      expect(isRunning(sleeper)).toBe(true);
 
-    cli.child.kill("SIGTERM");
-    const exit = await cli.exited;
-    expect(exit.code, exit.stderr).toBe(143);
-    expect(exit.stderr).toContain("terminated: stopping the running trials");
-    expect(isRunning(sleeper)).toBe(false);
-    expect(await trialTemps(where)).toEqual([]);
-    expect(existsSync(join(where.out, LOCK))).toBe(false);
+      // One run at a time: a second run or resume into its --out is refused while it lives.
+      const second = startCli(where, ["--resume"]);
+      const refused = await second.exited;
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`another run (pid ${cli.child.pid}`);
+      expect(lines(second.agentLog)).toEqual([]);
 
-    await resumeAndCheck(where);
-  });
+      cli.child.kill("SIGINT");
+      const exit = await cli.exited;
+      expect(exit.code, exit.stderr).toBe(130);
+      expect(exit.stderr).toContain("interrupted");
+      expect(isRunning(sleeper)).toBe(false);
+      expect(await trialTemps(where)).toEqual([]);
+      expect(existsSync(join(where.out, LOCK))).toBe(false);
+      const verdict = (await readJson(where.out, "verdict.json")) as VerdictDocument;
+      expect(verdict.status).toBe("infrastructure_error");
+      expect(verdict.reason).toMatch(/interrupted after \d of 4 trials; run again with --resume/);
+      // The trial cut short has no finished record: it is not in the verdict and runs again.
+      expect(verdict.trials.every((t) => t.infraReason !== "run_aborted")).toBe(true);
 
-  it("a second Ctrl-C quits at once, killing a command that ignores SIGTERM; --resume clears what was left", async () => {
-    const where = await scenario("sigint-twice");
-    const pidFile = join(signals, "sleeper-2.pid");
-    const cli = startCli(where, [], { HL_TEST_SLEEPER: pidFile, HL_TEST_STUBBORN: "1" });
-    await waitFor("the long command to start", () => existsSync(pidFile), cli);
-    const sleeper = Number(readFileSync(pidFile, "utf8"));
-    strays.add(sleeper);
+      await resumeAndCheck(where);
+    });
 
-    cli.child.kill("SIGINT");
-    await waitFor("the first Ctrl-C to be seen", () => cli.stderr().includes("interrupted"), cli);
-    // The command ignores SIGTERM: the first Ctrl-C alone would wait for the escalation.
-    expect(isRunning(sleeper)).toBe(true);
-    cli.child.kill("SIGINT");
-    const exit = await cli.exited;
-    expect(exit.code).toBe(130);
-    await waitFor("the command to be gone", () => !isRunning(sleeper));
-    // No unwinding happened: the workspace stays for --resume, the lock was given up on exit.
-    expect((await trialTemps(where)).length).toBeGreaterThan(0);
-    expect(existsSync(join(where.out, LOCK))).toBe(false);
+    it("SIGTERM (a supervisor stopping the run) stops it the same clean way and exits 143", async () => {
+      const where = await scenario("sigterm");
+      const sleeperFile = join(signals, "sleeper-sigterm.json");
+      const cli = startCli(where, [], { HL_TEST_SLEEPER: sleeperFile });
+      await waitFor("the long command to start", () => existsSync(sleeperFile), cli);
+      const { pid: sleeper } = JSON.parse(readFileSync(sleeperFile, "utf8")) as { pid: number };
+      strays.add(sleeper);
 
-    await resumeAndCheck(where);
+      cli.child.kill("SIGTERM");
+      const exit = await cli.exited;
+      expect(exit.code, exit.stderr).toBe(143);
+      expect(exit.stderr).toContain("terminated: stopping the running trials");
+      expect(isRunning(sleeper)).toBe(false);
+      expect(await trialTemps(where)).toEqual([]);
+      expect(existsSync(join(where.out, LOCK))).toBe(false);
+
+      await resumeAndCheck(where);
+    });
+
+    it("a second Ctrl-C quits at once, killing a command that ignores SIGTERM; --resume clears what was left", async () => {
+      const where = await scenario("sigint-twice");
+      const sleeperFile = join(signals, "sleeper-twice.json");
+      const cli = startCli(where, [], {
+        HL_TEST_SLEEPER: sleeperFile,
+        HL_TEST_STUBBORN: "1",
+        // The harness would escalate to SIGKILL only after ten minutes: whatever kills the
+        // command before then is the second Ctrl-C.
+        HARNESSLAB_KILL_GRACE_MS: "600000",
+      });
+      await waitFor("the long command to start", () => existsSync(sleeperFile), cli);
+      const { pid: sleeper, cwd } = JSON.parse(readFileSync(sleeperFile, "utf8")) as {
+        pid: number;
+        cwd: string;
+      };
+      strays.add(sleeper);
+
+      cli.child.kill("SIGINT");
+      await waitFor("the first Ctrl-C to be seen", () => cli.stderr().includes("interrupted"), cli);
+      await waitFor("the command to get SIGTERM", () => existsSync(join(cwd, GOT_SIGTERM)), cli);
+      // It ignored the SIGTERM: the first Ctrl-C alone now waits for it.
+      expect(isRunning(sleeper)).toBe(true);
+      cli.child.kill("SIGINT");
+      const exit = await cli.exited;
+      expect(exit.code).toBe(130);
+      await waitFor("the command to be gone", () => !isRunning(sleeper));
+      // No unwinding happened: the workspace stays for --resume, the lock was given up on exit.
+      expect((await trialTemps(where)).length).toBeGreaterThan(0);
+      expect(existsSync(join(where.out, LOCK))).toBe(false);
+
+      await resumeAndCheck(where);
+    });
   });
 });

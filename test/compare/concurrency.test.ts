@@ -141,12 +141,21 @@ async function normalizedTrialFiles(outDir: string): Promise<Map<string, string>
   return files;
 }
 
-/** The HTML report's inputs read back from the trial files, with decision times masked. */
+/**
+ * The HTML report's inputs read back from the trial files, with decision times and the grading
+ * commands' durations (shown with each check's evidence) masked.
+ */
 async function normalizedDetails(outDir: string, verdict: VerdictDocument) {
   const details = await loadTrialDetails(outDir, verdict);
   for (const detail of details.values()) {
     detail.decisions = structuredClone(detail.decisions);
-    normalizeDecisions(detail.decisions);
+    if (Array.isArray(detail.decisions)) normalizeDecisions(detail.decisions);
+    else {
+      normalizeDecisions(detail.decisions.head);
+      normalizeDecisions(detail.decisions.tail);
+    }
+    detail.checks = structuredClone(detail.checks);
+    for (const check of detail.checks) maskDurations(check.evidence);
   }
   return details;
 }
@@ -161,9 +170,13 @@ interface Gauge {
 
 const newGauge = (): Gauge => ({ now: 0, max: 0, returned: 0 });
 
-/** Waits (polling, up to 5 s) until `ready()`; a slow machine only makes the wait longer. */
+/**
+ * Waits (polling) until `ready()`; a slow machine only makes the wait longer. The 20 s bound (inside
+ * the runs' 30 s timeout) only keeps a broken runner from hanging the test, which then fails on
+ * what the gauge saw.
+ */
 async function waitFor(ready: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 20_000;
   while (!ready() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
@@ -406,35 +419,67 @@ describe("an infrastructure failure in a concurrent run", () => {
   const THROWS = "fixer/fix-value/1";
   const HANGS = "baseline/fix-value/2";
   const MALFORMED = "slow/fix-value/3";
-  /** For each broken run: how many other runs were in flight when it broke. */
+  /** For each broken run: how many healthy runs were in flight when it broke. */
   const besides = new Map<string, number>();
+  /** Broken runs that gave up waiting for company (the safety net below). */
+  const lonely: string[] = [];
   let hungRunToldToStop = false;
   let faulty: VerdictDocument;
   let clean: VerdictDocument;
   const progress: RunProgress[] = [];
 
-  /** Trials in flight: each has a temporary directory from its first step to its last. */
-  const trialsInFlight = async () => (await readdir(exp.trialsDir)).length;
+  /** Healthy runs (any but the three broken ones) inside `run` now. */
+  let healthyInFlight = 0;
+  /** Broken runs waiting until healthy runs are in flight beside them. */
+  let brokenWaiting = 0;
+  // Safety nets only, measured from each run's start: an event normally ends the wait within
+  // milliseconds. Both stay well inside the runs' 2 s timeout, so no run is abandoned for waiting.
+  const COMPANY_WAIT_MS = 1200;
+  const HOLD_LIMIT_MS = 1500;
+
+  /** Waits (polling) until `ready()` or `deadline` (a performance.now() time); says which came. */
+  async function until(ready: () => boolean, deadline: number): Promise<boolean> {
+    while (!ready()) {
+      if (performance.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    return true;
+  }
 
   /**
-   * The scripted executor with three broken runs. Each first waits (briefly: the runs' timeout is
-   * 1 s) until at least two other trials are in flight, then breaks: one throws, one never returns
-   * (and is abandoned after its timeout plus a short grace), one returns a receipt the harness
-   * cannot use (a trace that is not a list), which makes `runTrial` itself throw.
+   * The scripted executor with three broken runs. Each first waits until two healthy runs are in
+   * flight beside it, then breaks: one throws, one never returns (and is abandoned after its
+   * timeout plus a short grace), one returns a receipt the harness cannot use (a trace that is not
+   * a list), which makes `runTrial` itself throw. A healthy run that has its receipt while a broken
+   * run is waiting stays in flight until that run has broken (its receipt is unchanged; only its
+   * duration grows), so the company a broken run finds is still running when it breaks.
    */
   function faultyExecutor(): Executor {
     const inner = new ScriptedExecutor();
     return {
       host: "scripted",
       async run(input) {
+        const started = performance.now();
         const key = trialKey(input);
-        if (key === THROWS || key === HANGS || key === MALFORMED) {
-          let inFlight = await trialsInFlight();
-          for (let i = 0; i < 60 && inFlight < 3; i++) {
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            inFlight = await trialsInFlight();
+        if (key !== THROWS && key !== HANGS && key !== MALFORMED) {
+          healthyInFlight += 1;
+          try {
+            const receipt = await inner.run(input);
+            await until(() => brokenWaiting === 0, started + HOLD_LIMIT_MS);
+            return receipt;
+          } finally {
+            healthyInFlight -= 1;
           }
-          besides.set(key, inFlight - 1);
+        }
+        brokenWaiting += 1;
+        try {
+          if (!(await until(() => healthyInFlight >= 2, started + COMPANY_WAIT_MS)))
+            lonely.push(
+              `${key}: ${healthyInFlight} healthy runs in flight after ${COMPANY_WAIT_MS} ms`,
+            );
+          besides.set(key, healthyInFlight);
+        } finally {
+          brokenWaiting -= 1;
         }
         if (key === THROWS) throw new Error(`SDK transport closed unexpectedly (${key})`);
         if (key === HANGS) {
@@ -444,9 +489,7 @@ describe("an infrastructure failure in a concurrent run", () => {
           return await new Promise<never>(() => {});
         }
         const receipt = await inner.run(input);
-        if (key === MALFORMED)
-          return { ...receipt, trace: "not a list" } as unknown as typeof receipt;
-        return receipt;
+        return { ...receipt, trace: "not a list" } as unknown as typeof receipt;
       },
     };
   }
@@ -483,7 +526,7 @@ describe("an infrastructure failure in a concurrent run", () => {
           { id: "fixer", composition: "careful", agent: "./agents/fixer.mjs" },
           { id: "slow", composition: "extra", agent: "./agents/slow.mjs" },
         ],
-        runtime: { host: "scripted", timeoutMs: 1000, validationCommands: [["node", "check.mjs"]] },
+        runtime: { host: "scripted", timeoutMs: 2000, validationCommands: [["node", "check.mjs"]] },
         // Sequential order: the fix-value trials (with the broken runs) come first, so other
         // trials are always waiting to run beside them.
         trials: { count: 3, seed: 5, order: "sequential" },
@@ -513,6 +556,7 @@ describe("an infrastructure failure in a concurrent run", () => {
       [HANGS]: expect.any(Number),
       [MALFORMED]: expect.any(Number),
     });
+    expect(lonely).toEqual([]);
     for (const [key, others] of besides) expect(others, key).toBeGreaterThanOrEqual(2);
     const reasons = Object.fromEntries(
       faulty.trials
