@@ -180,6 +180,8 @@ export const verdictDocumentSchema = z.strictObject({
    * verdict covers only the finished trials; `compare run --resume` completes it.
    */
   interrupted: z.boolean().default(false),
+  /** True when --stop-early stopped starting trials because the status was settled. */
+  stoppedEarly: z.boolean().default(false),
   /** Trials taken from an earlier, interrupted run of the same experiment (--resume). */
   resumedTrials: z.int().min(0).default(0),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
@@ -251,7 +253,7 @@ export const runInputsSchema = z.strictObject({
           kind: z.string(),
           /** The canonical contract (readme-package-v1); null for graders without one. */
           contract: sha256.nullable(),
-          /** The grader's settings as the manifest gives them (argv, timeout, mode, contract file). */
+          /** The grader's settings as the manifest gives them (argv, timeout, mode), without file locations. */
           settings: sha256,
         }),
       ),
@@ -264,9 +266,12 @@ export const runInputsSchema = z.strictObject({
     seed: z.int(),
     order: z.enum(["randomized", "sequential"]),
   }),
-  /** The runtime settings (host, tools, limits, timeout, validation commands). */
-  runtime: sha256,
-  verdictPolicy: sha256,
+  /**
+   * The runtime settings (host, tools, limits, timeout, validation commands) as values, so a
+   * refusal can say which one changed; runs recorded before that stored only a hash.
+   */
+  runtime: z.union([sha256, z.record(z.string(), z.unknown())]),
+  verdictPolicy: z.union([sha256, z.record(z.string(), z.unknown())]),
 });
 export type RunInputs = z.infer<typeof runInputsSchema>;
 

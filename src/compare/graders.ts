@@ -1,5 +1,7 @@
 // Builds the graders a task names. Contracts are loaded once, before any trial runs, so a
 // bad contract is an input error rather than an infrastructure error in every trial.
+
+import { isAbsolute, win32 } from "node:path";
 import {
   createCommandGrader,
   createReadmePackageGrader,
@@ -61,10 +63,11 @@ export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> 
 
 /**
  * Why a finished grade says nothing about the agent, or null. A command grader whose program
- * could not be started from PATH (`npm` missing, not executable) means the environment is broken,
- * so the trial is an infrastructure error rather than a failure the agent is blamed for. A program
- * named by a path (`./run-tests.sh`) is different: it lives in the trial, and the agent may have
- * removed it, so that stays a failed check.
+ * could not be started from PATH or from an absolute path (`npm` missing, `/opt/ci/check` not
+ * executable) means the environment is broken, so the trial is an infrastructure error rather
+ * than a failure the agent is blamed for. A program named by a relative path (`./run-tests.sh`)
+ * is different: it lives in the trial, and the agent may have removed it, so that stays a failed
+ * check.
  */
 export function gradeInfrastructureProblem(prepared: PreparedGrader, grade: Grade): string | null {
   if (prepared.kind !== "command") return null;
@@ -72,7 +75,13 @@ export function gradeInfrastructureProblem(prepared: PreparedGrader, grade: Grad
     const evidence = check.evidence as { argv?: unknown; spawnError?: unknown } | undefined;
     if (typeof evidence?.spawnError !== "string" || !Array.isArray(evidence.argv)) continue;
     const program = String(evidence.argv[0] ?? "");
-    if (program.includes("/") || program.includes("\\")) continue;
+    // A relative path names a file in the trial (the agent may have removed it): that is the
+    // agent's doing. A bare name (found on PATH) or an absolute path is the environment's.
+    const relativePath =
+      !isAbsolute(program) &&
+      !win32.isAbsolute(program) &&
+      (program.includes("/") || program.includes("\\"));
+    if (relativePath) continue;
     return `could not start ${program}: ${evidence.spawnError}`;
   }
   return null;

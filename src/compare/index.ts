@@ -38,10 +38,16 @@ export {
   summarizeRegrade,
   type TrialChange,
 } from "./regrade-summary.js";
+export { createRunLock, RUN_LOCK_FILE, type RunLock } from "./run-lock.js";
 export {
   type RunExperimentOptions,
   type RunExperimentResult,
   type RunProgress,
   runExperiment,
 } from "./runner.js";
-export { buildVerdictDocument, loadTrialDetails, writeVerdictFiles } from "./verdict.js";
+export {
+  buildVerdictDocument,
+  loadTrialDetails,
+  renderVerdictHtml,
+  writeVerdictFiles,
+} from "./verdict.js";

@@ -6,6 +6,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { removeAtomicLeftovers } from "../shared/index.js";
 import {
+  type FrozenTasks,
+  frozenTasksSchema,
   type RunManifest,
   runInputsSchema,
   type TrialMetrics,
@@ -14,6 +16,7 @@ import {
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { trialArtifactDir } from "./plan.js";
+import { isRetryableInfraError } from "./retry.js";
 import { differingInputs } from "./run-inputs.js";
 import { type AbandonedWorkspace, removeAbandonedWorkspace } from "./workspace-marker.js";
 
@@ -56,7 +59,11 @@ const ADVICE =
  * Why the run recorded in `outDir` cannot be continued with today's inputs: one sentence per
  * input that differs. Empty when they are the same; undefined when no run is recorded there.
  */
-async function resumeRefusals(outDir: string, current: RunManifest): Promise<string[] | undefined> {
+async function resumeRefusals(
+  outDir: string,
+  current: RunManifest,
+  currentFrozen?: FrozenTasks,
+): Promise<string[] | undefined> {
   let previous: RunManifest;
   try {
     previous = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as RunManifest;
@@ -71,7 +78,10 @@ async function resumeRefusals(outDir: string, current: RunManifest): Promise<str
     detailThen.success && detailNow !== undefined
       ? differingInputs(detailThen.data, detailNow)
       : [];
-  if (differences.length > 0) return differences;
+  if (differences.length > 0)
+    return currentFrozen === undefined
+      ? differences
+      : namedFixtureChanges(differences, await readFrozen(outDir), currentFrozen);
   return [
     "the earlier run in this directory used different inputs (manifest, harness, fixture, prompt, grader contract, agent module, trial count, runtime or verdict policy); its record does not say which",
   ];
@@ -82,15 +92,70 @@ async function resumeRefusals(outDir: string, current: RunManifest): Promise<str
  * whose inputs differ from today's, naming each input that differs. Returns whether a run with
  * the same inputs is recorded there (false: nothing to continue).
  */
-export async function assertSameInputs(outDir: string, current: RunManifest): Promise<boolean> {
-  const refusals = await resumeRefusals(outDir, current);
+export async function assertSameInputs(
+  outDir: string,
+  current: RunManifest,
+  currentFrozen?: FrozenTasks,
+): Promise<boolean> {
+  const refusals = await resumeRefusals(outDir, current, currentFrozen);
   if (refusals === undefined) return false;
   if (refusals.length === 0) return true;
   throw new ExperimentInputError(
     join(outDir, "manifest.json"),
-    refusals.map((message) => ({ path: "--resume", message })),
+    refusals.map((message) => ({ path: "changed input", message })),
     `cannot resume: the earlier run here used different inputs; ${ADVICE}`,
   );
+}
+
+async function readFrozen(outDir: string): Promise<FrozenTasks | undefined> {
+  try {
+    const parsed = frozenTasksSchema.safeParse(
+      JSON.parse(await readFile(join(outDir, "frozen-task.json"), "utf8")),
+    );
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const MAX_NAMED_FILES = 5;
+
+/** `a, b, c and 4 more` */
+function fileList(paths: readonly string[]): string {
+  const shown = paths.slice(0, MAX_NAMED_FILES).join(", ");
+  return paths.length > MAX_NAMED_FILES
+    ? `${shown} and ${paths.length - MAX_NAMED_FILES} more`
+    : shown;
+}
+
+/** Adds to each "the fixture of task X differs" which files changed, were added or removed. */
+function namedFixtureChanges(
+  differences: readonly string[],
+  then: FrozenTasks | undefined,
+  now: FrozenTasks,
+): string[] {
+  if (then === undefined) return [...differences];
+  return differences.map((line) => {
+    const match = /^the fixture of task (.+?) differs:/.exec(line);
+    const before = match && then.tasks.find((t) => t.id === match[1]);
+    const after = match && now.tasks.find((t) => t.id === match[1]);
+    if (!before || !after) return line;
+    const key = (f: FrozenTasks["tasks"][number]["fixtureFiles"][number]) =>
+      `${f.kind}:${f.sha256 ?? ""}:${f.bytes}`;
+    const old = new Map(before.fixtureFiles.map((f) => [f.path, key(f)]));
+    const cur = new Map(after.fixtureFiles.map((f) => [f.path, key(f)]));
+    const changedFiles = [...cur]
+      .filter(([p, k]) => old.has(p) && old.get(p) !== k)
+      .map(([p]) => p);
+    const added = [...cur.keys()].filter((p) => !old.has(p));
+    const removed = [...old.keys()].filter((p) => !cur.has(p));
+    const parts = [
+      changedFiles.length > 0 ? `changed ${fileList(changedFiles)}` : "",
+      added.length > 0 ? `added ${fileList(added)}` : "",
+      removed.length > 0 ? `removed ${fileList(removed)}` : "",
+    ].filter(Boolean);
+    return parts.length > 0 ? `${line} (${parts.join("; ")})` : line;
+  });
 }
 
 /** The recorded trial when it is finished and is the very trial the plan puts in that folder. */
@@ -113,14 +178,24 @@ export async function collectResumable(
   jobs: readonly TrialJob[],
   current: RunManifest,
   reusable: Map<number, TrialMetrics>,
-): Promise<void> {
+  retryLimit = 0,
+  currentFrozen?: FrozenTasks,
+): Promise<boolean> {
   // Trial folders without a readable manifest.json beside them prove nothing: run them again.
-  if (!(await assertSameInputs(outDir, current))) return;
+  if (!(await assertSameInputs(outDir, current, currentFrozen))) return false;
   for (const job of jobs) {
     const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
     const finished = await readFinishedTrial(dir);
-    if (finished && matchesPlan(finished, job)) reusable.set(job.seq, finished);
+    // A retryable infrastructure error with attempts left under today's --retry-infra is not
+    // finished: it gets its next attempt (a run killed between an attempt and its retry, or a
+    // resume that allows more retries).
+    const wantsRetry =
+      finished !== undefined &&
+      isRetryableInfraError(finished) &&
+      finished.retriedAttempts.length < retryLimit;
+    if (finished && matchesPlan(finished, job) && !wantsRetry) reusable.set(job.seq, finished);
   }
+  return true;
 }
 
 export interface ClearedLeftovers {

@@ -2,7 +2,7 @@
 // `--resume` can name the input that changed instead of only saying that something did.
 import { canonicalJson, sha256Hex } from "../ir/index.js";
 import type { RunInputs } from "./artifacts-contract.js";
-import type { Experiment } from "./experiment.js";
+import type { Experiment, GraderSpec } from "./experiment.js";
 
 export interface RunInputSources {
   experiment: Experiment;
@@ -18,6 +18,23 @@ export interface RunInputSources {
 }
 
 const hashOf = (value: unknown) => `sha256:${sha256Hex(canonicalJson(value))}`;
+
+/** A JSON copy of a settings object (what manifest.json can hold and compare later). */
+function plain(value: object): Record<string, unknown> {
+  return JSON.parse(canonicalJson(value)) as Record<string, unknown>;
+}
+
+/**
+ * A grader's settings without where its files are: a contract moved along with the experiment
+ * is the same input (its content is compared through the contract hash).
+ */
+export function graderSettings(grader: GraderSpec): unknown {
+  if (grader.kind === "readme-package-v1") {
+    const { contractFile: _where, ...rest } = grader;
+    return rest;
+  }
+  return grader;
+}
 
 export function describeRunInputs(sources: RunInputSources): RunInputs {
   const { experiment } = sources;
@@ -37,7 +54,7 @@ export function describeRunInputs(sources: RunInputSources): RunInputs {
               {
                 kind: grader.kind,
                 contract: sources.contractHashes.get(task.id)?.get(grader.id) ?? null,
-                settings: hashOf(grader),
+                settings: hashOf(graderSettings(grader)),
               },
             ]),
           ),
@@ -50,8 +67,8 @@ export function describeRunInputs(sources: RunInputSources): RunInputs {
       seed: experiment.trials.seed,
       order: experiment.trials.order,
     },
-    runtime: hashOf(experiment.runtime),
-    verdictPolicy: hashOf(experiment.verdict),
+    runtime: plain(experiment.runtime),
+    verdictPolicy: plain(experiment.verdict),
   };
 }
 
@@ -145,9 +162,38 @@ export function differingInputs(then: RunInputs, now: RunInputs): string[] {
     out.push(changed("the trial seed", String(then.trials.seed), String(now.trials.seed)));
   if (then.trials.order !== now.trials.order)
     out.push(changed("the trial order", then.trials.order, now.trials.order));
-  if (then.runtime !== now.runtime)
-    out.push(changed("the runtime settings", short(then.runtime), short(now.runtime), "differ"));
-  if (then.verdictPolicy !== now.verdictPolicy)
-    out.push(changed("the verdict policy", short(then.verdictPolicy), short(now.verdictPolicy)));
+  out.push(...settingsDiffer("runtime", "the runtime settings differ", then.runtime, now.runtime));
+  out.push(
+    ...settingsDiffer(
+      "verdict policy",
+      "the verdict policy differs",
+      then.verdictPolicy,
+      now.verdictPolicy,
+    ),
+  );
   return out;
+}
+
+/** A value as a message shows it: JSON, clipped. */
+function shown(value: unknown): string {
+  if (value === undefined) return "unset";
+  const text = JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** One sentence per setting that differs; a run recorded with only a hash gets one for them all. */
+function settingsDiffer(
+  what: string,
+  asAWhole: string,
+  then: string | Record<string, unknown>,
+  now: string | Record<string, unknown>,
+): string[] {
+  if (typeof then === "string" || typeof now === "string") {
+    const a = typeof then === "string" ? then : hashOf(then);
+    const b = typeof now === "string" ? now : hashOf(now);
+    return a === b ? [] : [`${asAWhole}: ${short(a)} then, ${short(b)} now`];
+  }
+  return keysOf(then, now)
+    .filter((key) => canonicalJson(then[key] ?? null) !== canonicalJson(now[key] ?? null))
+    .map((key) => changed(`the ${what} setting ${key}`, shown(then[key]), shown(now[key])));
 }

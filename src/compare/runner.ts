@@ -37,8 +37,13 @@ import { type PreparedGrader, prepareGraders } from "./graders.js";
 import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
 import { clearLeftovers, collectResumable, hashAgents } from "./resume.js";
-import { archiveAttempt, isRetryableInfraError, retryDelayMs } from "./retry.js";
-import { describeRunInputs } from "./run-inputs.js";
+import {
+  archiveAttempt,
+  isRetryableInfraError,
+  prepareTrialFolder,
+  retryDelayMs,
+} from "./retry.js";
+import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
 import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
@@ -136,7 +141,10 @@ export async function runExperiment(
   options: RunExperimentOptions,
 ): Promise<RunExperimentResult> {
   // One run at a time in --out: a second run or resume there is refused while the first lives.
-  const lock = createRunLock(resolve(options.outDir), { takeOverStale: options.resume === true });
+  const lock = createRunLock(resolve(options.outDir), {
+    takeOverStale: options.resume === true,
+    manifestPath: experiment.manifestPath,
+  });
   await lock.assertNotHeldByLiveRun();
   try {
     return await runHoldingLock(experiment, options, lock);
@@ -262,7 +270,7 @@ async function runHoldingLock(
       evidence,
       agentHashes,
       tasks: frozen.tasks.map(({ fixtureFiles: _files, ...task }) => task),
-      graders: experiment.tasks.map((t) => t.graders),
+      graders: experiment.tasks.map((t) => t.graders.map(graderSettings)),
       runtime: experiment.runtime,
       verdict: experiment.verdict,
       trials: experiment.trials,
@@ -279,7 +287,16 @@ async function runHoldingLock(
     ),
   });
   const reusable = new Map<number, TrialMetrics>();
-  if (options.resume) await collectResumable(outDir, experiment, jobs, runManifest, reusable);
+  if (options.resume)
+    await collectResumable(
+      outDir,
+      experiment,
+      jobs,
+      runManifest,
+      reusable,
+      options.retryInfra ?? 0,
+      frozen,
+    );
 
   await lock.acquire();
   // What a run killed mid-way left: its trials' temporary workspaces and half-written files.
@@ -335,8 +352,9 @@ async function runHoldingLock(
       outDir,
       trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
     );
-    await rm(artifactDir, { recursive: true, force: true });
-    const result = await runTrialWithRetries(artifactDir, job, retries, {
+    // A resumed trial keeps the attempts it already made; anything else in its folder goes.
+    const earlier = await prepareTrialFolder(artifactDir);
+    const result = await runTrialWithRetries(artifactDir, job, retries, earlier, {
       experiment,
       fixtureSnapshot: before.get(task.id)!,
       task,
@@ -399,6 +417,7 @@ async function runHoldingLock(
     // the trials that ran.
     verdict.status = settled.status;
     verdict.reason = `stopped early after ${metrics.length} of ${jobs.length} trials, the status being settled: ${settled.reason}`;
+    verdict.stoppedEarly = true;
   }
   await writeVerdictFiles(outDir, verdict);
   return { verdict, outDir };
@@ -420,19 +439,23 @@ async function runTrialWithRetries(
   artifactDir: string,
   job: TrialJob,
   retries: RetrySettings,
+  earlier: readonly TrialAttempt[],
   context: Parameters<typeof runTrial>[0],
 ): Promise<TrialMetrics> {
-  const attempts: TrialAttempt[] = [];
+  const attempts: TrialAttempt[] = [...earlier];
   for (;;) {
     const result = await runTrialOrRecord(artifactDir, job, {
       ...context,
       retriedAttempts: [...attempts],
     });
     if (attempts.length >= retries.limit || !isRetryableInfraError(result)) return result;
-    if (retries.signal?.aborted) return result;
     attempts.push(await archiveAttempt(artifactDir, attempts.length + 1, result));
     const delay = retryDelayMs(result, attempts.length, retries.backoffMs);
-    if (delay > 0) await sleep(delay, undefined, { signal: retries.signal }).catch(() => {});
+    if (delay > 0 && !retries.signal?.aborted)
+      await sleep(delay, undefined, { signal: retries.signal }).catch(() => {});
+    // Stopped before the next attempt: the trial stays unfinished with the attempts it made
+    // kept, and --resume makes the next one.
+    if (retries.signal?.aborted) return { ...result, infraReason: "run_aborted" };
   }
 }
 

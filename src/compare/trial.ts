@@ -34,7 +34,7 @@ import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
-import { markWorkspace, unmarkWorkspace } from "./workspace-marker.js";
+import { markWorkspace, unmarkWorkspaceIfGone } from "./workspace-marker.js";
 
 export interface TrialContext {
   /** The task's fixture as snapshotted before the run: what every trial starts from. */
@@ -124,22 +124,25 @@ function scrubTrialTempDirs(text: string, parents: readonly string[]): string {
 
 /** Runs one trial to completion and writes its artifacts; returns its metrics. */
 export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
-  const held: { workspace?: TrialWorkspace } = {};
+  const held: HeldWorkspace = {};
   try {
     return await runTrialSteps(context, held);
   } catch (error) {
     // The caller records an unexpected throw as this trial's harness error; its workspace must
     // not outlive it either.
     await held.workspace?.cleanup().catch(() => {});
-    await unmarkWorkspace(context.artifactDir).catch(() => {});
+    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir).catch(() => {});
     throw error;
   }
 }
 
-async function runTrialSteps(
-  context: TrialContext,
-  held: { workspace?: TrialWorkspace },
-): Promise<TrialMetrics> {
+/** The trial's workspace, and the directory noted for it before it existed. */
+interface HeldWorkspace {
+  workspace?: TrialWorkspace;
+  tempDir?: string;
+}
+
+async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promise<TrialMetrics> {
   const { experiment, task, variant, assembled, job } = context;
   const started = performance.now();
   const evidence: TrialEvidence = {};
@@ -166,6 +169,7 @@ async function runTrialSteps(
       beforeCreate: async (tempDir) => {
         await mkdir(context.artifactDir, { recursive: true });
         await markWorkspace(context.artifactDir, tempDir);
+        held.tempDir = tempDir;
       },
     });
     held.workspace = workspace;
@@ -293,6 +297,7 @@ async function runTrialSteps(
           changedFiles,
           expectedFiles: task.expectedFiles,
           finalText: evidence.receipt?.finalText ?? "",
+          scratchDir: workspace.scratchDir,
           ...(context.signal ? { signal: context.signal } : {}),
         });
         grades.push(grade);
@@ -394,7 +399,8 @@ async function runTrialSteps(
       // A leftover temp directory does not change the trial's result.
     }
   }
-  await unmarkWorkspace(context.artifactDir);
+  // A workspace that could not be removed keeps its note, so --resume still finds it.
+  await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
   // A trial the user's interruption cut short says nothing about the agent: it stays
   // unfinished (no metrics.json), and --resume runs it again.
   if (context.signal?.aborted && metrics.outcome === "infrastructure_error")

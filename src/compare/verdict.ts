@@ -1,25 +1,26 @@
 // Judging a run (pure) and writing its verdict files (I/O): from finished trials' metrics to
 // verdict.json, verdict.md and verdict.html. Used by `compare run` and `compare regrade`.
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import {
-  renderHtmlReport,
+  type EvidenceLimits,
+  evidenceLimits,
+  type HtmlReportOptions,
+  htmlReportParts,
   renderMarkdownReport,
-  type TrialDecision,
   type TrialDetails,
 } from "../report/index.js";
-import { writeFileAtomic } from "../shared/index.js";
+import { isPathInside, writeFileAtomic } from "../shared/index.js";
 import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
 import {
   type TrialMetrics,
   VERDICT_VERSION,
   type VerdictDocument,
   type VerdictTrial,
-  validationDocumentSchema,
 } from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
 import type { Experiment } from "./experiment.js";
 import { trialArtifactDir } from "./plan.js";
+import { readTrialEvidence } from "./trial-evidence.js";
 
 export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
   const t = metrics.tokens;
@@ -105,6 +106,7 @@ export function buildVerdictDocument(input: {
     finishedAt: input.finishedAt,
     infraRetries: summarizeRetries(sorted, input.retryLimit ?? 0),
     interrupted: false,
+    stoppedEarly: false,
     resumedTrials: 0,
     regradeOf: input.regradeOf ?? null,
   };
@@ -128,73 +130,57 @@ function summarizeRetries(
 }
 
 /**
- * Reads what the HTML report shows of each trial from its folder. A missing or unreadable file
- * shows as empty: the report renders whatever evidence is left. Everything read here is untrusted
- * (the renderer escapes it); odd shapes in permission-decisions.json are read field by field.
+ * Reads what the HTML report shows of each trial from its folder, within the page's per-trial
+ * limits (see trial-evidence.ts: huge files are read in part). A missing or unreadable file shows
+ * as empty. Everything read here is untrusted (the renderer escapes it). Holds every trial's
+ * excerpt at once: `renderVerdictHtml` reads one trial at a time instead.
  */
 export async function loadTrialDetails(
   outDir: string,
   verdict: VerdictDocument,
   validationFile = "validation.json",
 ): Promise<Map<string, TrialDetails>> {
+  const limits = evidenceLimits(verdict.trials.length);
   const details = new Map<string, TrialDetails>();
-  const text = (dir: string, name: string) =>
-    readFile(join(outDir, dir, name), "utf8").catch(() => "");
   for (const trial of verdict.trials) {
-    const dir = trial.artifactDir;
-    const [patch, response, stderr, trace, decisionsText, validationText] = await Promise.all([
-      text(dir, "patch.diff"),
-      text(dir, "response.txt"),
-      text(dir, "stderr.txt"),
-      text(dir, "trace.jsonl"),
-      text(dir, "permission-decisions.json"),
-      text(dir, validationFile),
-    ]);
-    const decisions = (safeJson(decisionsText) as { decisions?: unknown } | undefined)?.decisions;
-    const validation = validationDocumentSchema.safeParse(safeJson(validationText));
-    details.set(dir, {
-      patch,
-      response,
-      stderr,
-      trace,
-      decisions: Array.isArray(decisions) ? decisions.map(readDecision) : [],
-      checks: validation.success
-        ? validation.data.grades.flatMap((g) =>
-            g.checks.map((c) => ({
-              grader: g.grader,
-              id: c.id,
-              passed: c.passed,
-              detail: c.detail,
-            })),
-          )
-        : [],
-    });
+    const read = await readTrialFolder(outDir, trial, limits, validationFile);
+    if (read !== undefined) details.set(trial.artifactDir, read);
   }
   return details;
 }
 
-function readDecision(value: unknown): TrialDecision {
-  const record = (typeof value === "object" && value !== null ? value : {}) as Record<
-    string,
-    unknown
-  >;
-  const text = (key: string) => (typeof record[key] === "string" ? (record[key] as string) : "");
-  return {
-    seq: typeof record.seq === "number" ? record.seq : null,
-    tool: text("tool"),
-    decision: text("decision"),
-    rule: text("rule"),
-    reason: text("reason"),
-    inputSummary: text("inputSummary"),
-  };
+/** A verdict file can be edited by hand: a folder outside the run is not read (the page says so). */
+async function readTrialFolder(
+  outDir: string,
+  trial: VerdictTrial,
+  limits: EvidenceLimits,
+  validationFile: string,
+): Promise<TrialDetails | undefined> {
+  const folder = resolve(outDir, trial.artifactDir);
+  if (!isPathInside(resolve(outDir), folder) || folder === resolve(outDir)) return undefined;
+  return readTrialEvidence(folder, limits, validationFile);
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+/**
+ * verdict.html from the run's folder, the same text as `renderHtmlReport(verdict,
+ * await loadTrialDetails(…))`, but each trial's files are read just before its part of the page
+ * is rendered, so memory holds the page and one trial's excerpt, however many trials there are.
+ */
+export async function renderVerdictHtml(
+  outDir: string,
+  verdict: VerdictDocument,
+  validationFile = "validation.json",
+  options: HtmlReportOptions = {},
+): Promise<string> {
+  const parts = htmlReportParts(verdict, options);
+  const page = [parts.head];
+  for (const trial of parts.trials) {
+    page.push(
+      parts.evidence(trial, await readTrialFolder(outDir, trial, parts.limits, validationFile)),
+    );
   }
+  page.push(parts.tail);
+  return page.join("\n");
 }
 
 /** Writes `<stem>.json`, `<stem>.md` and `<stem>.html` for a verdict. */
@@ -207,6 +193,8 @@ export async function writeVerdictFiles(
   // Each file is whole or absent, whenever the process dies (a resumed run writes them again).
   await writeFileAtomic(join(outDir, `${stem}.json`), `${JSON.stringify(verdict, null, 2)}\n`);
   await writeFileAtomic(join(outDir, `${stem}.md`), renderMarkdownReport(verdict));
-  const details = await loadTrialDetails(outDir, verdict, validationFile);
-  await writeFileAtomic(join(outDir, `${stem}.html`), renderHtmlReport(verdict, details));
+  await writeFileAtomic(
+    join(outDir, `${stem}.html`),
+    await renderVerdictHtml(outDir, verdict, validationFile),
+  );
 }

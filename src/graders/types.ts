@@ -29,6 +29,12 @@ export interface GradeContext {
   /** The agent's final report text. */
   finalText: string;
   signal?: AbortSignal;
+  /**
+   * A harness-owned directory outside the trial root, removed with the trial's workspace (also
+   * by `--resume` after a killed run); temporary files of the grader belong here. Default: the
+   * OS temp directory.
+   */
+  scratchDir?: string;
 }
 
 export interface Grader {

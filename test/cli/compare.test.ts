@@ -154,6 +154,20 @@ describe("harness compare run", () => {
     expect(await listFiles(out)).toEqual(["notes.txt"]);
   });
 
+  it("says so when --resume finds no earlier run, and runs from the start", async () => {
+    const out = exp.freshOut("resume-nothing");
+    const run = await runHarness(["compare", "run", exp.manifestPath, "--out", out, "--resume"]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`--resume: no earlier run in ${out}; starting a new run there`);
+    const verdict = verdictDocumentSchema.parse(await readJson(out, "verdict.json"));
+    expect(verdict.resumedTrials).toBe(0);
+    // Resumed at once: every trial comes from the earlier run, and the verdict says how many.
+    const again = await runHarness(["compare", "run", exp.manifestPath, "--out", out, "--resume"]);
+    expect(again.stderr).not.toContain("no earlier run");
+    const resumed = verdictDocumentSchema.parse(await readJson(out, "verdict.json"));
+    expect(resumed.resumedTrials).toBe(verdict.trials.length);
+  });
+
   it("exits 2 for --out inside the fixture", async () => {
     const out = join(exp.fixtureDir, "results");
     const run = await runHarness(["compare", "run", exp.manifestPath, "--out", out]);

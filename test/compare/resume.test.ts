@@ -1,6 +1,6 @@
 // Interrupted runs resume: an aborted run keeps its finished trials, `resume: true` runs only
 // the missing ones, and the final verdict has the same statistics as an uninterrupted run.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import {
   access,
   copyFile,
@@ -26,7 +26,7 @@ import {
   type VerdictDocument,
 } from "../../src/compare/index.js";
 import { differingInputs } from "../../src/compare/run-inputs.js";
-import { WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
+import { REGRADE_WORKSPACE_MARKER, WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
 import { runHarness } from "../support/cli.js";
@@ -313,7 +313,9 @@ describe("a refused resume names the input that differs", () => {
     await refusedAfter(
       join(inputs.fixtureDir, "README.md"),
       (text) => `${text}more\n`,
-      new RegExp(`^the fixture of task fix-value differs: ${HASH} then, ${HASH} now$`),
+      new RegExp(
+        `^the fixture of task fix-value differs: ${HASH} then, ${HASH} now \\(changed README\\.md\\)$`,
+      ),
     );
     await refusedAfter(
       join(inputs.dir, "prompt.md"),
@@ -369,11 +371,11 @@ describe("a refused resume names the input that differs", () => {
       expect(run.stderr).toContain(
         "cannot resume: the earlier run here used different inputs; resume only the same experiment with the same inputs, or choose a new --out for this one",
       );
-      const listed = run.stderr.split("\n").filter((line) => line.startsWith("  --resume: "));
+      const listed = run.stderr.split("\n").filter((line) => line.startsWith("  changed input: "));
       expect(listed.map((line) => line.replace(/sha256:\S+/g, "#"))).toEqual([
-        "  --resume: the harness differs: # then, # now",
-        "  --resume: the agent of variant fixer differs: # then, # now",
-        "  --resume: the trial count differs: 2 then, 1 now",
+        "  changed input: the harness differs: # then, # now",
+        "  changed input: the agent of variant fixer differs: # then, # now",
+        "  changed input: the trial count differs: 2 then, 1 now",
       ]);
       expect(await listTree(outDir)).toEqual(snapshot);
     } finally {
@@ -501,20 +503,28 @@ describe("one run at a time per --out", () => {
       tempParent: exp.trialsDir,
       signal: AbortSignal.abort(),
     });
-    // This test's own process stands in for the live run.
-    await writeFile(join(outDir, LOCK), lockText(process.pid));
-    const snapshot = await listTree(outDir);
-    for (const resume of [true, false]) {
-      const { lines } = await refusal(
-        runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir, resume }),
-      );
-      expect(lines).toEqual([
-        expect.stringContaining(
-          `another run (pid ${process.pid}, started 2026-01-01T00:00:00.000Z) is writing to this directory`,
-        ),
-      ]);
+    // A live process other than this one stands in for the live run (this process's own pid
+    // in a lock it does not hold would be a dead process's: see run-lock.test.ts).
+    const holder = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], {
+      stdio: "ignore",
+    });
+    try {
+      await writeFile(join(outDir, LOCK), lockText(holder.pid!));
+      const snapshot = await listTree(outDir);
+      for (const resume of [true, false]) {
+        const { lines } = await refusal(
+          runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir, resume }),
+        );
+        expect(lines).toEqual([
+          expect.stringContaining(
+            `another run (pid ${holder.pid}, started 2026-01-01T00:00:00.000Z) is writing to this directory`,
+          ),
+        ]);
+      }
+      expect(await listTree(outDir)).toEqual(snapshot);
+    } finally {
+      holder.kill("SIGKILL");
     }
-    expect(await listTree(outDir)).toEqual(snapshot);
   });
 
   it("takes over the lock of a run that died on --resume, and gives it up at the end", async () => {
@@ -535,6 +545,32 @@ describe("one run at a time per --out", () => {
       concurrency: 3,
     });
     expect(comparable(verdict)).toEqual(comparable(full));
+    expect(await exists(join(outDir, LOCK))).toBe(false);
+  });
+
+  it("takes over the lock of a regrade that died, and removes the workspaces it noted", async () => {
+    const outDir = exp.freshOut("dead-regrade");
+    await cp(exp.freshOut("full"), outDir, { recursive: true });
+    const dead = deadPid();
+    await writeFile(
+      join(outDir, LOCK),
+      JSON.stringify({ ...JSON.parse(lockText(dead)), kind: "regrade" }),
+    );
+    const leftover = join(exp.trialsDir, "harnesslab-trial-regrade9");
+    await mkdir(join(leftover, "trial"), { recursive: true });
+    const trialDir = join(outDir, full.trials[0]!.artifactDir);
+    await writeFile(
+      join(trialDir, REGRADE_WORKSPACE_MARKER),
+      JSON.stringify({ kind: "regrade", tempDir: leftover, pid: dead }),
+    );
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+    });
+    expect(comparable(verdict)).toEqual(comparable(full));
+    expect(await exists(leftover)).toBe(false);
+    expect(await exists(join(trialDir, REGRADE_WORKSPACE_MARKER))).toBe(false);
     expect(await exists(join(outDir, LOCK))).toBe(false);
   });
 });

@@ -198,6 +198,128 @@ describe("--retry-infra", () => {
     expect(verdict.trials.every((t) => t.infraReason === "rate_limited")).toBe(true);
   });
 
+  it("does not retry a grader that broke: every attempt would pay for an agent run and break again", async () => {
+    const exp = await experiment();
+    await exp.writeManifest(
+      syntheticManifest({
+        trials: { count: 2, seed: 3 },
+        tasks: [
+          {
+            id: "fix-value",
+            fixture: "./fixture",
+            prompt: "./prompt.md",
+            expectedFiles: ["src/value.txt"],
+            graders: [{ kind: "command", id: "check", argv: ["no-such-grader-program"] }],
+          },
+        ],
+      }),
+    );
+    const executor = flakyExecutor(() => 0, "network_unreachable");
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => executor,
+      retryInfra: 3,
+      retryBackoffMs: 1,
+    });
+    expect(verdict.trials.every((t) => t.infraReason === "grader_failed")).toBe(true);
+    expect([...executor.calls.values()]).toEqual([1, 1, 1, 1]);
+    expect(verdict.infraRetries.trialsRetried).toBe(0);
+  });
+
+  it("stopped during the wait before a retry: no new attempt starts, the attempt made is kept, and --resume continues from it", async () => {
+    const exp = await experiment();
+    const controller = new AbortController();
+    const first = flakyExecutor(() => 1, "rate_limited");
+    const running = runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => first,
+      concurrency: 1,
+      retryInfra: 2,
+      retryBackoffMs: 60_000,
+      signal: controller.signal,
+    });
+    // Stop once the first attempt is on record, i.e. during the minute's wait before its retry.
+    await waitForFile(exp.outDir, "metrics.json", (path) => path.includes("/attempts/1/"));
+    controller.abort(new Error("Ctrl-C"));
+    const interrupted = await running;
+    expect(interrupted.verdict.interrupted).toBe(true);
+    expect([...first.calls.values()].every((n) => n === 1)).toBe(true);
+    // A trial whose attempt ended before the stop waits for its retry with that attempt kept;
+    // one the stop cut short has no record at all. Neither is finished.
+    const waiting: string[] = [];
+    for (const key of first.calls.keys()) {
+      const [variant, trial] = key.split("/");
+      const dir = join(exp.outDir, variant!, "fix-value", `trial-00${trial}`);
+      const names = await readdir(dir);
+      expect(names).not.toContain("metrics.json");
+      if (!names.includes("attempts")) continue;
+      waiting.push(key);
+      expect(names).toEqual(["attempts"]);
+      expect((await readdir(join(dir, "attempts", "1"))).sort()).toEqual([...TRIAL_FILES].sort());
+    }
+    expect(waiting.length).toBeGreaterThan(0);
+
+    const healthy = flakyExecutor(() => 0, "rate_limited");
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => healthy,
+      retryInfra: 2,
+      retryBackoffMs: 1,
+      resume: true,
+    });
+    expect(verdict.interrupted).toBe(false);
+    for (const key of waiting) {
+      const [variant, trial] = key.split("/");
+      const record = verdict.trials.find(
+        (t) => t.variant === variant && String(t.trial) === trial,
+      )!;
+      expect(record.outcome).not.toBe("infrastructure_error");
+      expect(record.retriedAttempts.map((a) => [a.attempt, a.infraReason, a.dir])).toEqual([
+        [1, "rate_limited", "attempts/1"],
+      ]);
+    }
+    expect(verdict.infraRetries.trialsRetried).toBe(waiting.length);
+  });
+
+  it("a resume with --retry-infra gives the earlier run's retryable infrastructure errors their next attempt, keeping the first", async () => {
+    const exp = await experiment();
+    const broken = flakyExecutor((variant) => (variant === "fixer" ? 1 : 0), "network_unreachable");
+    const first = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => broken,
+    });
+    expect(first.verdict.trials.filter((t) => t.outcome === "infrastructure_error")).toHaveLength(
+      2,
+    );
+
+    const healthy = flakyExecutor(() => 0, "network_unreachable");
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => healthy,
+      retryInfra: 1,
+      retryBackoffMs: 1,
+      resume: true,
+    });
+    // Only the two infrastructure errors ran again; the finished baseline trials were kept.
+    expect([...healthy.calls.keys()].sort()).toEqual(["fixer/1", "fixer/2"]);
+    expect(verdict.resumedTrials).toBe(2);
+    const fixer = verdict.trials.filter((t) => t.variant === "fixer");
+    expect(fixer.map((t) => t.outcome)).toEqual(["passed", "passed"]);
+    for (const t of fixer) {
+      expect(t.retriedAttempts.map((a) => a.infraReason)).toEqual(["network_unreachable"]);
+      const old = trialMetricsSchema.parse(
+        await readJson(join(exp.outDir, t.artifactDir), "attempts/1/metrics.json"),
+      );
+      expect(old.infraReason).toBe("network_unreachable");
+    }
+    expect(verdict.infraRetries).toMatchObject({ limit: 1, trialsRetried: 2, recovered: 2 });
+  });
+
   it("verdicts written before retries existed still parse", () => {
     const legacy = JSON.parse(
       JSON.stringify({ ...verdictFixture(), infraRetries: undefined }),
@@ -239,6 +361,23 @@ describe("harness compare run --retry-infra", () => {
     expect(verdict.infraRetries.limit).toBe(2);
   });
 });
+
+/** Resolves once a file called `name` whose path passes `where` exists below `root` (fails after 30 s). */
+async function waitForFile(
+  root: string,
+  name: string,
+  where: (path: string) => boolean,
+): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const found = (await readdir(root, { recursive: true }).catch(() => [] as string[])).some(
+      (path) => path.endsWith(name) && where(`/${path}`),
+    );
+    if (found) return;
+    if (Date.now() > deadline) throw new Error(`no ${name} appeared under ${root}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 /** A minimal verdict document as an older harnesslab wrote it (no retry fields). */
 function verdictFixture(): Record<string, unknown> {

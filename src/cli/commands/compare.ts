@@ -1,4 +1,5 @@
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import {
   formatRegradeReport,
@@ -11,7 +12,7 @@ import {
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
 import { InvalidInputError, killRunningCommands } from "../../shared/index.js";
-import { type CliIO, EXIT, UsageError } from "../io.js";
+import { type CliIO, EXIT, jsonErrorDocument, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 import { createProgressReporter } from "../progress.js";
 
@@ -127,22 +128,7 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
           concurrency?: number;
           json?: boolean;
         },
-      ) => {
-        const result = await regradeRun(resolve(io.cwd, outDir), {
-          ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),
-          ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
-          graderContracts: options.graderContract ?? [],
-          cwd: io.cwd,
-          onProgress: (done, total) => {
-            if (!options.json && io.isStderrTTY) io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
-          },
-        });
-        if (!options.json && io.isStderrTTY) io.stderr("\n");
-        const report = options.json ? io.stderr : io.stdout;
-        report(`${formatRegradeReport(result).join("\n")}\n`);
-        if (options.json) io.stdout(`${JSON.stringify(result.verdict, null, 2)}\n`);
-        setExit(exitForStatus(result.verdict.status));
-      },
+      ) => setExit(await runRegrade(outDir, options, io)),
     );
 }
 
@@ -175,20 +161,26 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       // Quit now. The commands trials started run in process groups of their own, which the
       // terminal's Ctrl-C does not reach, so they go here; --resume clears their workspaces.
       killRunningCommands();
+      io.stderr(
+        "quitting now: the running trials' temporary copies are left behind; --resume removes them and runs those trials again\n",
+      );
       process.exit(exitCode);
     }
     exitCode = signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
     io.stderr(
-      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the running trials (Ctrl-C again to quit at once); resume with --resume\n`,
+      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the running trials (${signal === "SIGTERM" ? "send SIGTERM again" : "Ctrl-C again"} to quit at once); finish the run later with the same command and --resume\n`,
     );
     controller.abort(new Error(`stopped by ${signal}`));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  const outDirArg = resolve(io.cwd, options.out);
+  if (options.resume && !existsSync(join(outDirArg, "manifest.json")))
+    io.stderr(`--resume: no earlier run in ${outDirArg}; starting a new run there\n`);
   const progress = createProgressReporter(io);
   try {
     const { verdict, outDir } = await runExperiment(loaded.experiment, {
-      outDir: resolve(io.cwd, options.out),
+      outDir: outDirArg,
       manifestDocument: loaded.manifest,
       manifestHash: loaded.manifestHash,
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
@@ -205,6 +197,71 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     return controller.signal.aborted ? exitCode : exitForStatus(verdict.status);
   } finally {
     progress.finish();
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+/**
+ * `compare regrade`, stopped by Ctrl-C or SIGTERM like a run: the running graders are stopped,
+ * their workspaces removed, and nothing is written (exit 130/143); a second signal quits at once,
+ * killing the graders' commands, and the next regrade removes what was left.
+ */
+async function runRegrade(
+  outDirArg: string,
+  options: { manifest?: string; graderContract?: string[]; concurrency?: number; json?: boolean },
+  io: CliIO,
+): Promise<number> {
+  const outDir = resolve(io.cwd, outDirArg);
+  const controller = new AbortController();
+  let interrupts = 0;
+  let exitCode: number = EXIT.interrupted;
+  const onSignal = (signal: NodeJS.Signals) => {
+    interrupts += 1;
+    if (interrupts > 1) {
+      // Graders' commands run in process groups of their own, which the terminal's Ctrl-C
+      // does not reach; the lock goes on exit, and the next regrade removes the workspaces.
+      killRunningCommands();
+      process.exit(exitCode);
+    }
+    exitCode = signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
+    io.stderr(
+      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the regrade (Ctrl-C again to quit at once); no new verdict is written\n`,
+    );
+    controller.abort(new Error(`stopped by ${signal}`));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let progressShown = false;
+  try {
+    const result = await regradeRun(outDir, {
+      ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      graderContracts: options.graderContract ?? [],
+      cwd: io.cwd,
+      signal: controller.signal,
+      onProgress: (done, total) => {
+        if (options.json || !io.isStderrTTY) return;
+        progressShown = true;
+        io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
+      },
+    }).catch((error: unknown) => {
+      if (!controller.signal.aborted) throw error;
+      return undefined;
+    });
+    if (progressShown) io.stderr("\n");
+    if (result === undefined) {
+      const message = `the regrade was stopped before it finished: no new verdict was written; run compare regrade ${outDirArg} again to re-grade`;
+      io.stderr(`${message}\n`);
+      if (options.json) io.stdout(jsonErrorDocument(exitCode, message));
+      return exitCode;
+    }
+    const report = options.json ? io.stderr : io.stdout;
+    report(`${formatRegradeReport(result).join("\n")}\n`);
+    if (options.json) io.stdout(`${JSON.stringify(result.verdict, null, 2)}\n`);
+    // A signal that came while the verdict was being written stopped nothing, but was asked for.
+    return controller.signal.aborted ? exitCode : exitForStatus(result.verdict.status);
+  } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }

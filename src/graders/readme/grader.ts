@@ -310,7 +310,7 @@ export function createReadmePackageGrader(
       }
       const document = parseReadme(await readFile(readme.absolute, "utf8"));
       const packageInfo = await readPackageInfo(realRoot);
-      const home = await temporaryHome();
+      const home = await temporaryHome(context.scratchDir);
       const session: Session = {
         context,
         realRoot,

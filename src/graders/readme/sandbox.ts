@@ -67,9 +67,11 @@ export function nodeVersionOf(execPath: string): Promise<string> {
   return known;
 }
 
-/** An empty temporary HOME for child processes, removed by `dispose`. */
-export async function temporaryHome(): Promise<{ path: string; dispose: () => Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), "harness-home-"));
+/** An empty temporary HOME for child processes under `parent`, removed by `dispose`. */
+export async function temporaryHome(
+  parent = tmpdir(),
+): Promise<{ path: string; dispose: () => Promise<void> }> {
+  const path = await mkdtemp(join(parent, "harness-home-"));
   return { path, dispose: () => rm(path, { recursive: true, force: true }) };
 }
 
