@@ -1,4 +1,5 @@
 // Small number/text formatters shared by the renderers.
+import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
 
 export function percent(rate: number | null | undefined, digits = 0): string {
   return rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(digits)}%`;
@@ -102,4 +103,17 @@ export function trialTokens(
     : parts.reduce<number>((a, b) => a + (b ?? 0), 0);
   if (input === null && tokens.output === null) return "—";
   return `${tokenCount(input)} / ${tokenCount(tokens.output)}`;
+}
+
+/** Trials grouped as a reader looks for them: by task, then variant (manifest order), then trial. */
+export function readingOrder(verdict: VerdictDocument): VerdictTrial[] {
+  const taskIndex = new Map(verdict.tasks.map((t, i) => [t, i]));
+  const variantIndex = new Map(verdict.variants.map((v, i) => [v.id, i]));
+  return [...verdict.trials].sort(
+    (a, b) =>
+      (taskIndex.get(a.task) ?? 0) - (taskIndex.get(b.task) ?? 0) ||
+      (variantIndex.get(a.variant) ?? 0) - (variantIndex.get(b.variant) ?? 0) ||
+      a.trial - b.trial ||
+      a.seq - b.seq,
+  );
 }

@@ -6,6 +6,7 @@ import {
   levelPercent,
   num,
   percent,
+  readingOrder,
   signedPoints,
   statusLabel,
   trialTokens,
@@ -356,19 +357,6 @@ function regradeSection(verdict: VerdictDocument, linkBase: string): string {
   }
   out.push("</section>");
   return out.join("\n");
-}
-
-/** Trials grouped as a reader looks for them: by task, then variant (manifest order), then trial. */
-function readingOrder(verdict: VerdictDocument): VerdictTrial[] {
-  const taskIndex = new Map(verdict.tasks.map((t, i) => [t, i]));
-  const variantIndex = new Map(verdict.variants.map((v, i) => [v.id, i]));
-  return [...verdict.trials].sort(
-    (a, b) =>
-      (taskIndex.get(a.task) ?? 0) - (taskIndex.get(b.task) ?? 0) ||
-      (variantIndex.get(a.variant) ?? 0) - (variantIndex.get(b.variant) ?? 0) ||
-      a.trial - b.trial ||
-      a.seq - b.seq,
-  );
 }
 
 /**

@@ -1,10 +1,11 @@
-import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
+import type { VerdictDocument } from "../compare/artifacts-contract.js";
 import { formatChangeLine } from "../compare/regrade-summary.js";
 import {
   duration,
   levelPercent,
   num,
   percent,
+  readingOrder,
   signedPoints,
   statusLabel,
   trialTokens,
@@ -79,18 +80,6 @@ function link(linkBase: string, path: string): string {
 /** A variant id, marked when it is the baseline. */
 function variantName(id: string, isBaseline: boolean): string {
   return `${mdText(id)}${isBaseline ? " (baseline)" : ""}`;
-}
-
-function byReadingOrder(verdict: VerdictDocument): VerdictTrial[] {
-  const taskIndex = new Map(verdict.tasks.map((t, i) => [t, i]));
-  const variantIndex = new Map(verdict.variants.map((v, i) => [v.id, i]));
-  return [...verdict.trials].sort(
-    (a, b) =>
-      (taskIndex.get(a.task) ?? 0) - (taskIndex.get(b.task) ?? 0) ||
-      (variantIndex.get(a.variant) ?? 0) - (variantIndex.get(b.variant) ?? 0) ||
-      a.trial - b.trial ||
-      a.seq - b.seq,
-  );
 }
 
 export interface MarkdownReportOptions {
@@ -252,7 +241,7 @@ export function renderMarkdownReport(
     lines.push(...table(["task", "variant", ...MEASURE_COLUMNS], rows));
   }
 
-  const trials = byReadingOrder(verdict);
+  const trials = readingOrder(verdict);
   const retries = verdict.infraRetries;
   if (retries.trialsRetried > 0) {
     lines.push("", "## Infrastructure retries", "");

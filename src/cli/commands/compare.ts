@@ -150,30 +150,14 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     );
   for (const warning of loaded.warnings)
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
-  const controller = new AbortController();
-  let interrupts = 0;
-  let exitCode: number = EXIT.interrupted;
   // Ctrl-C (or a SIGTERM from a supervisor) stops the run cleanly: running agents are aborted,
   // their commands killed and their workspaces removed; finished trials stay for --resume.
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts += 1;
-    if (interrupts > 1) {
-      // Quit now. The commands trials started run in process groups of their own, which the
-      // terminal's Ctrl-C does not reach, so they go here; --resume clears their workspaces.
-      killRunningCommands();
-      io.stderr(
-        "quitting now: the running trials' temporary copies are left behind; --resume removes them and runs those trials again\n",
-      );
-      process.exit(exitCode);
-    }
-    exitCode = signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
-    io.stderr(
-      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the running trials (${signal === "SIGTERM" ? "send SIGTERM again" : "Ctrl-C again"} to quit at once); finish the run later with the same command and --resume\n`,
-    );
-    controller.abort(new Error(`stopped by ${signal}`));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const stop = stopOnSignals(io, {
+    stopping: "stopping the running trials",
+    afterwards: "finish the run later with the same command and --resume",
+    quitting:
+      "quitting now: the running trials' temporary copies are left behind; --resume removes them and runs those trials again",
+  });
   const outDirArg = resolve(io.cwd, options.out);
   if (options.resume && !existsSync(join(outDirArg, "manifest.json")))
     io.stderr(`--resume: no earlier run in ${outDirArg}; starting a new run there\n`);
@@ -189,16 +173,15 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
-      signal: controller.signal,
+      signal: stop.signal,
     });
     progress.finish();
     if (options.json) io.stdout(`${JSON.stringify(verdict, null, 2)}\n`);
     else io.stdout(`${renderTerminalSummary(verdict, outDir)}\n`);
-    return controller.signal.aborted ? exitCode : exitForStatus(verdict.status);
+    return stop.signal.aborted ? stop.exitCode() : exitForStatus(verdict.status);
   } finally {
     progress.finish();
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stop.dispose();
   }
 }
 
@@ -213,25 +196,13 @@ async function runRegrade(
   io: CliIO,
 ): Promise<number> {
   const outDir = resolve(io.cwd, outDirArg);
-  const controller = new AbortController();
-  let interrupts = 0;
-  let exitCode: number = EXIT.interrupted;
-  const onSignal = (signal: NodeJS.Signals) => {
-    interrupts += 1;
-    if (interrupts > 1) {
-      // Graders' commands run in process groups of their own, which the terminal's Ctrl-C
-      // does not reach; the lock goes on exit, and the next regrade removes the workspaces.
-      killRunningCommands();
-      process.exit(exitCode);
-    }
-    exitCode = signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted;
-    io.stderr(
-      `\n${signal === "SIGTERM" ? "terminated" : "interrupted"}: stopping the regrade (Ctrl-C again to quit at once); no new verdict is written\n`,
-    );
-    controller.abort(new Error(`stopped by ${signal}`));
-  };
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const stop = stopOnSignals(io, {
+    stopping: "stopping the regrade",
+    afterwards: "no new verdict is written",
+    // Graders' commands run in process groups of their own, which the terminal's Ctrl-C does
+    // not reach; the lock goes on exit, and the next regrade removes the workspaces.
+    quitting: "quitting now: the next compare regrade removes what this one left",
+  });
   let progressShown = false;
   try {
     const result = await regradeRun(outDir, {
@@ -239,30 +210,64 @@ async function runRegrade(
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
       graderContracts: options.graderContract ?? [],
       cwd: io.cwd,
-      signal: controller.signal,
+      signal: stop.signal,
       onProgress: (done, total) => {
         if (options.json || !io.isStderrTTY) return;
         progressShown = true;
         io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
       },
     }).catch((error: unknown) => {
-      if (!controller.signal.aborted) throw error;
+      if (!stop.signal.aborted) throw error;
       return undefined;
     });
     if (progressShown) io.stderr("\n");
     if (result === undefined) {
       const message = `the regrade was stopped before it finished: no new verdict was written; run compare regrade ${outDirArg} again to re-grade`;
       io.stderr(`${message}\n`);
-      if (options.json) io.stdout(jsonErrorDocument(exitCode, message));
-      return exitCode;
+      if (options.json) io.stdout(jsonErrorDocument(stop.exitCode(), message));
+      return stop.exitCode();
     }
     const report = options.json ? io.stderr : io.stdout;
     report(`${formatRegradeReport(result).join("\n")}\n`);
     if (options.json) io.stdout(`${JSON.stringify(result.verdict, null, 2)}\n`);
     // A signal that came while the verdict was being written stopped nothing, but was asked for.
-    return controller.signal.aborted ? exitCode : exitForStatus(result.verdict.status);
+    return stop.signal.aborted ? stop.exitCode() : exitForStatus(result.verdict.status);
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    stop.dispose();
   }
+}
+
+/**
+ * The first Ctrl-C or SIGTERM aborts `signal` (the command stops cleanly, exit 130 / 143); a
+ * second quits at once, killing the commands still running in their own process groups.
+ */
+function stopOnSignals(
+  io: CliIO,
+  text: { stopping: string; afterwards: string; quitting: string },
+): { signal: AbortSignal; exitCode(): number; dispose(): void } {
+  const controller = new AbortController();
+  let exitCode: number = EXIT.interrupted;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (controller.signal.aborted) {
+      killRunningCommands();
+      io.stderr(`${text.quitting}\n`);
+      process.exit(exitCode);
+    }
+    const term = signal === "SIGTERM";
+    exitCode = term ? EXIT.terminated : EXIT.interrupted;
+    io.stderr(
+      `\n${term ? "terminated" : "interrupted"}: ${text.stopping} (${term ? "send SIGTERM again" : "Ctrl-C again"} to quit at once); ${text.afterwards}\n`,
+    );
+    controller.abort(new Error(`stopped by ${signal}`));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return {
+    signal: controller.signal,
+    exitCode: () => exitCode,
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
 }
