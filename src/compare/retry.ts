@@ -1,7 +1,7 @@
 // `--retry-infra n`: which infrastructure errors are worth another attempt, and keeping every
 // attempt's evidence. A retried trial's folder holds its last attempt; each earlier one moves to
 // `attempts/<n>/` inside it, so nothing an attempt wrote is lost.
-import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type TrialAttempt,
@@ -50,35 +50,45 @@ export function retryDelayMs(metrics: TrialMetrics, attempt: number, baseMs: num
   return baseMs * 2 ** (attempt - 1);
 }
 
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Where an attempt is assembled before it becomes `attempts/<n>`. */
+const STAGING = (attempt: number) => `.${attempt}.partial`;
+
 /**
  * Moves everything a finished attempt wrote into `attempts/<attempt>/` and returns its record.
- * metrics.json moves first, so a crash in between never leaves the folder looking finished.
+ * The files gather in a staging folder, metrics.json last, which is then renamed into place:
+ * a run killed part-way leaves either the attempt at the top or a staging folder that
+ * `prepareTrialFolder` completes, never an attempt split in two.
  */
 export async function archiveAttempt(
   artifactDir: string,
   attempt: number,
   metrics: TrialMetrics,
 ): Promise<TrialAttempt> {
-  const dir = join(ATTEMPTS_DIR, String(attempt));
-  const target = join(artifactDir, dir);
-  await mkdir(target, { recursive: true });
-  await rename(join(artifactDir, "metrics.json"), join(target, "metrics.json")).catch(
-    (error: NodeJS.ErrnoException) => {
-      if (error.code !== "ENOENT") throw error;
-    },
-  );
-  for (const name of await readdir(artifactDir)) {
-    if (name === ATTEMPTS_DIR) continue;
-    await rename(join(artifactDir, name), join(target, name));
-  }
-  return {
-    attempt,
-    infraReason: metrics.infraReason,
-    explanation: metrics.explanation,
-    dir,
-    durationMs: metrics.durationMs,
-    costUsd: metrics.costUsd,
-  };
+  // A number an unreadable earlier attempt folder holds is skipped, never overwritten.
+  let number = attempt;
+  while (await exists(join(artifactDir, ATTEMPTS_DIR, String(number)))) number += 1;
+  const staging = join(artifactDir, ATTEMPTS_DIR, STAGING(number));
+  await mkdir(staging, { recursive: true });
+  await moveTopFiles(artifactDir, staging);
+  await rename(staging, join(artifactDir, ATTEMPTS_DIR, String(number)));
+  return attemptOf(number, metrics);
+}
+
+/** Moves a trial folder's own files (not `attempts/`) into `target`, metrics.json last. */
+async function moveTopFiles(artifactDir: string, target: string): Promise<void> {
+  const names = (await readdir(artifactDir)).filter((name) => name !== ATTEMPTS_DIR);
+  const ordered = [
+    ...names.filter((n) => n !== "metrics.json"),
+    ...names.filter((n) => n === "metrics.json"),
+  ];
+  for (const name of ordered) await rename(join(artifactDir, name), join(target, name));
 }
 
 async function readMetrics(path: string): Promise<TrialMetrics | undefined> {
@@ -103,27 +113,42 @@ function attemptOf(attempt: number, metrics: TrialMetrics): TrialAttempt {
 
 /**
  * Readies a trial folder for its next attempt and returns the attempts it already had. Earlier
- * attempts (`attempts/1…n`, each with its record) are kept, so a resumed trial keeps every
- * attempt it paid for; a finished record left at the top (a run killed between an attempt and
- * its retry) becomes the next earlier attempt; anything else at the top, an unfinished
- * attempt's files, is removed.
+ * attempts (`attempts/<n>/` with their records) are kept, so a resumed trial keeps every
+ * attempt it paid for; an attempt a killed run was archiving is completed; a finished record
+ * left at the top (a run killed between an attempt and its retry) becomes the next earlier
+ * attempt; anything else at the top, an unfinished attempt's files, is removed. An attempt
+ * folder whose record cannot be read is left as it is, uncounted, and never reused.
  */
 export async function prepareTrialFolder(artifactDir: string): Promise<TrialAttempt[]> {
+  const attemptsDir = join(artifactDir, ATTEMPTS_DIR);
+  const names = await readdir(attemptsDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const staged = /^\.(\d+)\.partial$/.exec(name);
+    if (!staged) continue;
+    const staging = join(attemptsDir, name);
+    if (await readMetrics(join(staging, "metrics.json"))) {
+      // Killed after the record moved: the rest of the attempt is what is left at the top.
+      await moveTopFiles(artifactDir, staging);
+      await rename(staging, join(attemptsDir, staged[1] as string));
+    } else {
+      // Killed before: put the files back; the record at the top is archived again below.
+      for (const file of await readdir(staging))
+        await rename(join(staging, file), join(artifactDir, file));
+      await rm(staging, { recursive: true, force: true });
+    }
+  }
+  const numbers = (await readdir(attemptsDir).catch(() => [] as string[]))
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .sort((a, b) => a - b);
   const attempts: TrialAttempt[] = [];
-  for (let n = 1; ; n += 1) {
-    const record = await readMetrics(join(artifactDir, ATTEMPTS_DIR, String(n), "metrics.json"));
-    if (record === undefined) break;
-    attempts.push(attemptOf(n, record));
+  for (const n of numbers) {
+    const record = await readMetrics(join(attemptsDir, String(n), "metrics.json"));
+    if (record !== undefined) attempts.push(attemptOf(n, record));
   }
-  // Attempt folders past the first gap have no record to account for them.
-  const kept = new Set(attempts.map((a) => String(a.attempt)));
-  for (const name of await readdir(join(artifactDir, ATTEMPTS_DIR)).catch(() => [] as string[]))
-    if (!kept.has(name))
-      await rm(join(artifactDir, ATTEMPTS_DIR, name), { recursive: true, force: true });
   const top = await readMetrics(join(artifactDir, "metrics.json"));
-  if (top !== undefined && isRetryableInfraError(top)) {
-    attempts.push(await archiveAttempt(artifactDir, attempts.length + 1, top));
-  }
+  if (top !== undefined && isRetryableInfraError(top))
+    attempts.push(await archiveAttempt(artifactDir, (numbers.at(-1) ?? 0) + 1, top));
   for (const name of await readdir(artifactDir).catch(() => [] as string[]))
     if (name !== ATTEMPTS_DIR) await rm(join(artifactDir, name), { recursive: true, force: true });
   return attempts;

@@ -304,6 +304,14 @@ async function runHoldingLock(
     await clearLeftovers(outDir, experiment, jobs, options.tempParent ?? tmpdir());
   await writeFileAtomic(join(outDir, "manifest.json"), `${JSON.stringify(runManifest, null, 2)}\n`);
   await writeFileAtomic(join(outDir, "frozen-task.json"), `${JSON.stringify(frozen, null, 2)}\n`);
+  // A resume that runs trials again makes the earlier verdict stale: until the new one is
+  // written, the directory must not look like a finished run (to regrade, report or a reader).
+  if (options.resume && reusable.size < jobs.length)
+    await Promise.all(
+      ["verdict.json", "verdict.md", "verdict.html"].map((name) =>
+        rm(join(outDir, name), { force: true }),
+      ),
+    );
 
   const metrics: TrialMetrics[] = [...reusable.values()];
   const progress: RunProgress = {
@@ -449,7 +457,7 @@ async function runTrialWithRetries(
       retriedAttempts: [...attempts],
     });
     if (attempts.length >= retries.limit || !isRetryableInfraError(result)) return result;
-    attempts.push(await archiveAttempt(artifactDir, attempts.length + 1, result));
+    attempts.push(await archiveAttempt(artifactDir, (attempts.at(-1)?.attempt ?? 0) + 1, result));
     const delay = retryDelayMs(result, attempts.length, retries.backoffMs);
     if (delay > 0 && !retries.signal?.aborted)
       await sleep(delay, undefined, { signal: retries.signal }).catch(() => {});

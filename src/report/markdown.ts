@@ -404,6 +404,6 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     `verdict: ${verdict.status} — ${verdict.reason}`,
     `variants: ${variants}${retried}`,
     `difference: ${interval}`,
-    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from the interrupted run` : ""}`,
+    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
   ].join("\n");
 }

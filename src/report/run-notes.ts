@@ -18,7 +18,7 @@ export function interruptedNote(verdict: VerdictDocument): string | null {
 export function resumedNote(verdict: VerdictDocument): string | null {
   const n = verdict.resumedTrials;
   if (n <= 0) return null;
-  return `${n} of the ${verdict.trials.length} trials were resumed from an earlier, interrupted run of the same experiment (--resume); the others ran in this one.`;
+  return `${n} of the ${verdict.trials.length} trials were taken from an earlier run of the same experiment (--resume); the others ran in this one.`;
 }
 
 /** A task a comparison could not judge: `missing` are the sides without a completed trial on it. */

@@ -1,5 +1,6 @@
 // --retry-infra: a trial that ends in a retryable infrastructure error runs again, every attempt's
 // files are kept under attempts/<n>/, and the verdict and reports say how many were retried.
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -297,16 +298,27 @@ describe("--retry-infra", () => {
     );
 
     const healthy = flakyExecutor(() => 0, "network_unreachable");
+    // While the resume runs trials again, the earlier verdict is gone: the folder must not look
+    // like a finished run to a regrade, a report or a reader.
+    const verdictSeen: boolean[] = [];
+    const watching: Executor = {
+      host: "scripted",
+      async run(input) {
+        verdictSeen.push(existsSync(join(exp.outDir, "verdict.json")));
+        return healthy.run(input);
+      },
+    };
     const { verdict } = await runManifest(exp.manifestPath, {
       outDir: exp.outDir,
       tempParent: exp.trialsDir,
-      executorFor: () => healthy,
+      executorFor: () => watching,
       retryInfra: 1,
       retryBackoffMs: 1,
       resume: true,
     });
     // Only the two infrastructure errors ran again; the finished baseline trials were kept.
     expect([...healthy.calls.keys()].sort()).toEqual(["fixer/1", "fixer/2"]);
+    expect(verdictSeen).toEqual([false, false]);
     expect(verdict.resumedTrials).toBe(2);
     const fixer = verdict.trials.filter((t) => t.variant === "fixer");
     expect(fixer.map((t) => t.outcome)).toEqual(["passed", "passed"]);

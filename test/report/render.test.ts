@@ -415,7 +415,7 @@ describe("interrupted and resumed runs", () => {
   it("says how many trials a --resume took from the earlier run", () => {
     const resumed = { ...base, resumedTrials: 2 };
     const text =
-      "2 of the 3 trials were resumed from an earlier, interrupted run of the same experiment (--resume); the others ran in this one.";
+      "2 of the 3 trials were taken from an earlier run of the same experiment (--resume); the others ran in this one.";
     expect(renderHtmlReport(resumed)).toContain(`<p class="callout" id="resumed">${text}</p>`);
     expect(renderMarkdownReport(resumed)).toContain(`> ${text}`);
     expect(renderHtmlReport(base)).not.toContain('id="resumed"');
