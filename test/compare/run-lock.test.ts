@@ -148,9 +148,9 @@ describe("a stale lock", () => {
     const lock = createRunLock(dir, {
       kind: "regrade",
       takeOverStale: false,
-      manifestPath: "/work/my exp.json",
+      manifestPath: "/experiments/my exp.json",
     });
-    const message = `the run that writes this directory (pid ${(await lockRecord()).pid}, started 2026-01-01T00:00:00.000Z) stopped before it finished (its lock is still here); finish it with \`harness compare run '/work/my exp.json' --out ${dir} --resume\`, then regrade`;
+    const message = `the run that writes this directory (pid ${(await lockRecord()).pid}, started 2026-01-01T00:00:00.000Z) stopped before it finished (its lock is still here); finish it with \`harness compare run '/experiments/my exp.json' --out ${dir} --resume\`, then regrade`;
     expect(await refusal(lock.assertAvailable())).toBe(message);
     expect(await refusal(lock.acquire())).toBe(message);
   });
