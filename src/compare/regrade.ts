@@ -18,11 +18,11 @@ import {
   type InputProblem,
   InvalidInputError,
   readJsonFile,
+  readValidJsonFile,
   removeAtomicLeftovers,
   replaceLongestFirst,
   runPool,
 } from "../shared/index.js";
-import { canStopEarly } from "../stats/index.js";
 import { applyPatch, createTrialWorkspace, snapshotTree } from "../workspace/index.js";
 import {
   frozenTasksSchema,
@@ -56,7 +56,7 @@ import {
 import { describeRunInputs, differingInputs } from "./run-inputs.js";
 import { createRunLock, resumeCommand } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
-import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
+import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
 import {
   markWorkspace,
   removeAbandonedWorkspaces,
@@ -535,13 +535,7 @@ function stoppedEarlyStatus(
   run: PartialRun,
   built: Pick<VerdictDocument, "status" | "reason">,
 ): Pick<VerdictDocument, "status" | "reason"> {
-  const decision = canStopEarly(metrics.map(toTrialRecord), {
-    baseline: experiment.baseline,
-    policy: experiment.verdict,
-    variants: experiment.variants.map((v) => v.id),
-    tasks: experiment.tasks.map((t) => t.id),
-    plannedTrials: experiment.trials.count,
-  });
+  const decision = stoppingDecision(experiment, metrics);
   if (decision.canStop && decision.status !== null)
     return {
       status: decision.status,
@@ -713,16 +707,14 @@ async function describeContracts(
   prepared: ReadonlyMap<string, readonly PreparedGrader[]>,
   overrides: readonly ContractOverride[],
 ): Promise<RegradeContract[]> {
-  const frozen = frozenTasksSchema.safeParse(
-    await readJsonFile(join(outDir, "frozen-task.json")).catch(() => null),
-  );
+  const frozen = await readValidJsonFile(join(outDir, "frozen-task.json"), frozenTasksSchema);
   const contracts: RegradeContract[] = [];
   for (const task of tasks) {
     for (const spec of task.graders) {
       const hash = prepared.get(task.id)?.find((g) => g.id === spec.id)?.contractHash ?? null;
       if (hash === null || spec.kind !== "readme-package-v1") continue;
-      const recorded = frozen.success
-        ? frozen.data.tasks.find((t) => t.id === task.id)?.graders.find((g) => g.id === spec.id)
+      const recorded = frozen
+        ? frozen.tasks.find((t) => t.id === task.id)?.graders.find((g) => g.id === spec.id)
         : undefined;
       contracts.push({
         task: task.id,

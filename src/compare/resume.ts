@@ -4,7 +4,7 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { removeAtomicLeftovers } from "../shared/index.js";
+import { readValidJsonFile, removeAtomicLeftovers } from "../shared/index.js";
 import {
   type FrozenTasks,
   frozenTasksSchema,
@@ -21,14 +21,7 @@ import { differingInputs } from "./run-inputs.js";
 import { type AbandonedWorkspace, removeAbandonedWorkspace } from "./workspace-marker.js";
 
 export async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
-  try {
-    const parsed = trialMetricsSchema.safeParse(
-      JSON.parse(await readFile(join(dir, "metrics.json"), "utf8")),
-    );
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  return readValidJsonFile(join(dir, "metrics.json"), trialMetricsSchema);
 }
 
 /** sha256 of each variant's scripted agent module or oracle patch (null for built-ins and real hosts). */
@@ -107,15 +100,8 @@ export async function assertSameInputs(
   );
 }
 
-async function readFrozen(outDir: string): Promise<FrozenTasks | undefined> {
-  try {
-    const parsed = frozenTasksSchema.safeParse(
-      JSON.parse(await readFile(join(outDir, "frozen-task.json"), "utf8")),
-    );
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+function readFrozen(outDir: string): Promise<FrozenTasks | undefined> {
+  return readValidJsonFile(join(outDir, "frozen-task.json"), frozenTasksSchema);
 }
 
 const MAX_NAMED_FILES = 5;
@@ -180,9 +166,9 @@ export async function collectResumable(
   reusable: Map<number, TrialMetrics>,
   retryLimit = 0,
   currentFrozen?: FrozenTasks,
-): Promise<boolean> {
+): Promise<void> {
   // Trial folders without a readable manifest.json beside them prove nothing: run them again.
-  if (!(await assertSameInputs(outDir, current, currentFrozen))) return false;
+  if (!(await assertSameInputs(outDir, current, currentFrozen))) return;
   for (const job of jobs) {
     const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
     const finished = await readFinishedTrial(dir);
@@ -195,7 +181,6 @@ export async function collectResumable(
       finished.retriedAttempts.length < retryLimit;
     if (finished && matchesPlan(finished, job) && !wantsRetry) reusable.set(job.seq, finished);
   }
-  return true;
 }
 
 export interface ClearedLeftovers {

@@ -1,8 +1,9 @@
 // `--retry-infra n`: which infrastructure errors are worth another attempt, and keeping every
 // attempt's evidence. A retried trial's folder holds its last attempt; each earlier one moves to
 // `attempts/<n>/` inside it, so nothing an attempt wrote is lost.
-import { mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { readValidJsonFile } from "../shared/index.js";
 import {
   type TrialAttempt,
   type TrialInfraReason,
@@ -91,13 +92,8 @@ async function moveTopFiles(artifactDir: string, target: string): Promise<void> 
   for (const name of ordered) await rename(join(artifactDir, name), join(target, name));
 }
 
-async function readMetrics(path: string): Promise<TrialMetrics | undefined> {
-  try {
-    const parsed = trialMetricsSchema.safeParse(JSON.parse(await readFile(path, "utf8")));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+function readMetrics(path: string): Promise<TrialMetrics | undefined> {
+  return readValidJsonFile(path, trialMetricsSchema);
 }
 
 function attemptOf(attempt: number, metrics: TrialMetrics): TrialAttempt {

@@ -17,7 +17,7 @@ import {
 } from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
 import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js";
-import { canStopEarly, type StoppingDecision } from "../stats/index.js";
+import type { StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
   FROZEN_TASK_VERSION,
@@ -46,7 +46,7 @@ import {
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
-import { buildVerdictDocument, toTrialRecord, writeVerdictFiles } from "./verdict.js";
+import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
@@ -341,13 +341,7 @@ async function runHoldingLock(
   let settled: StoppingDecision | undefined;
   const settle = () => {
     if (!options.stopEarly || settled !== undefined) return;
-    const decision = canStopEarly(metrics.map(toTrialRecord), {
-      baseline: experiment.baseline,
-      policy: experiment.verdict,
-      variants: experiment.variants.map((v) => v.id),
-      tasks: experiment.tasks.map((t) => t.id),
-      plannedTrials: experiment.trials.count,
-    });
+    const decision = stoppingDecision(experiment, metrics);
     if (decision.canStop) settled = decision;
   };
   settle();
@@ -379,11 +373,9 @@ async function runHoldingLock(
         ? {}
         : { executorGraceMs: options.executorGraceMs }),
     });
-    // An interrupted run leaves the trial unfinished: --resume runs it again.
-    if (options.signal?.aborted && result.infraReason === "run_aborted") {
-      await rm(join(artifactDir, "metrics.json"), { force: true });
-      return;
-    }
+    // An interrupted trial wrote no record (runTrial and the retry loop see to it): it stays
+    // unfinished, and --resume runs it again.
+    if (options.signal?.aborted && result.infraReason === "run_aborted") return;
     if (result.retriedAttempts.length > 0) progress.retried += 1;
     metrics.push(result);
     settle();

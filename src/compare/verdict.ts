@@ -10,7 +10,12 @@ import {
   type TrialDetails,
 } from "../report/index.js";
 import { isPathInside, writeFileAtomic } from "../shared/index.js";
-import { computeVerdictStatistics, type TrialRecord } from "../stats/index.js";
+import {
+  canStopEarly,
+  computeVerdictStatistics,
+  type StoppingDecision,
+  type TrialRecord,
+} from "../stats/index.js";
 import {
   type TrialMetrics,
   VERDICT_VERSION,
@@ -46,6 +51,20 @@ export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
     turns: metrics.turns,
     durationMs: metrics.durationMs,
   };
+}
+
+/** Whether the trials so far settle the status whatever the rest would do (--stop-early). */
+export function stoppingDecision(
+  experiment: Experiment,
+  metrics: readonly TrialMetrics[],
+): StoppingDecision {
+  return canStopEarly(metrics.map(toTrialRecord), {
+    baseline: experiment.baseline,
+    policy: experiment.verdict,
+    variants: experiment.variants.map((v) => v.id),
+    tasks: experiment.tasks.map((t) => t.id),
+    plannedTrials: experiment.trials.count,
+  });
 }
 
 /** The verdict document from finished trials (also used by regrade). */

@@ -1,4 +1,5 @@
 import { readFile } from "node:fs/promises";
+import type { z } from "zod";
 import { InvalidInputError } from "./validation.js";
 
 /** Why a file could not be read, for a person: `file not found`, `is a directory; expected …`. */
@@ -125,5 +126,21 @@ export function jsonErrorOffset(text: string): number {
     return Math.min(i, text.length);
   } catch (offset) {
     return typeof offset === "number" ? Math.min(offset, text.length) : 0;
+  }
+}
+
+/**
+ * A JSON file's value when the file exists, parses and passes `schema`; otherwise undefined.
+ * For files a run wrote itself, where anything else means "not (yet) written whole".
+ */
+export async function readValidJsonFile<S extends z.ZodType>(
+  path: string,
+  schema: S,
+): Promise<z.output<S> | undefined> {
+  try {
+    const parsed = schema.safeParse(JSON.parse(await readFile(path, "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
   }
 }

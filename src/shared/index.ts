@@ -5,6 +5,7 @@ export {
   jsonErrorOffset,
   readJsonFile,
   readTextFile,
+  readValidJsonFile,
 } from "./files.js";
 export { isPathInside } from "./paths.js";
 export { runPool } from "./pool.js";
