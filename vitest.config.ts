@@ -1,3 +1,5 @@
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,5 +8,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    globalSetup: ["test/support/global-setup.ts"],
+    // Run keys (record seals) go to a throwaway state directory, never the user's own; the CLI
+    // processes tests start inherit it.
+    env: { HARNESSLAB_STATE_DIR: join(tmpdir(), "harnesslab-test-state") },
   },
 });

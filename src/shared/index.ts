@@ -18,6 +18,11 @@ export {
   type RunCommandOptions,
   runCommand,
 } from "./process.js";
+export {
+  type RegularFileResult,
+  readRegularFile,
+  writeRegularFile,
+} from "./regular-file.js";
 export { escapeRegExp, replaceLongestFirst } from "./text.js";
 export {
   formatJsonPath,

@@ -9,6 +9,12 @@ export interface RunCommandOptions {
   maxOutputBytes?: number;
   input?: string;
   signal?: AbortSignal;
+  /**
+   * How a timed-out or aborted command is stopped: `graceful` (default) sends SIGTERM to its
+   * process group and SIGKILL after a grace period; `kill` sends SIGKILL at once (for a sandbox,
+   * which ignores SIGTERM and whose processes all die with it).
+   */
+  stop?: "graceful" | "kill";
 }
 
 export interface CommandResult {
@@ -21,6 +27,8 @@ export interface CommandResult {
   spawnError?: string;
   stdout: string;
   stderr: string;
+  /** True when stdout or stderr was longer than the kept tail (`maxOutputBytes`). */
+  outputTruncated?: boolean;
   durationMs: number;
 }
 
@@ -130,10 +138,15 @@ export function runCommand(
         ...(spawnError === undefined ? {} : { spawnError }),
         stdout: stdout.text(),
         stderr: stderr.text(),
+        outputTruncated: stdout.truncated || stderr.truncated,
         durationMs: Math.round(performance.now() - started),
       });
     };
     const stop = () => {
+      if (options.stop === "kill") {
+        killGroup(child.pid, "SIGKILL");
+        return;
+      }
       killGroup(child.pid, "SIGTERM");
       // Escalate if anything in the group ignores SIGTERM.
       setTimeout(() => killGroup(child.pid, "SIGKILL"), killGraceMs()).unref();
