@@ -29,3 +29,61 @@ export function diffSnapshots(before: TreeSnapshot, after: TreeSnapshot): Snapsh
     deleted: deleted.sort(byPath),
   };
 }
+
+/** A path in a trial that no patch can carry, and why. */
+export interface UnpatchableEntry {
+  path: string;
+  reason: string;
+}
+
+/**
+ * What of a trial's final tree a git patch cannot express: special files (a FIFO, a socket, a
+ * device) and any `.git` other than the harness's own repository (a nested repository hides its
+ * files from the patch, and git refuses such paths). A trial holding one of these cannot be
+ * graded from its patch, and it was the trial's doing.
+ */
+export function unpatchableEntries(after: TreeSnapshot): UnpatchableEntry[] {
+  const found: UnpatchableEntry[] = [];
+  for (const entry of after.files) {
+    const gitSegment = entry.path.split("/").find((segment) => segment.toLowerCase() === ".git");
+    if (gitSegment !== undefined) {
+      const where = entry.path.slice(0, entry.path.indexOf(gitSegment) + gitSegment.length);
+      if (!found.some((f) => f.path === where))
+        found.push({
+          path: where,
+          reason:
+            "is a git repository or file of its own; a patch cannot carry it, and it would hide files from the trial's patch",
+        });
+      continue;
+    }
+    if (entry.kind === "other")
+      found.push({
+        path: entry.path,
+        reason: "is a FIFO, socket or device file; a patch carries only files, symlinks and modes",
+      });
+  }
+  return found;
+}
+
+/**
+ * Paths whose file, symlink or executable bit differs between two trees (directories aside: a
+ * patch neither creates nor removes an empty one). Empty when `actual` reproduces `expected`.
+ */
+export function treeDifferences(expected: TreeSnapshot, actual: TreeSnapshot): string[] {
+  const want = new Map(expected.files.filter((f) => f.kind !== "dir").map((f) => [f.path, f]));
+  const got = new Map(actual.files.filter((f) => f.kind !== "dir").map((f) => [f.path, f]));
+  const differing = new Set<string>();
+  for (const [path, entry] of want) {
+    const other = got.get(path);
+    if (
+      other === undefined ||
+      other.kind !== entry.kind ||
+      other.sha256 !== entry.sha256 ||
+      other.bytes !== entry.bytes ||
+      (other.executable ?? false) !== (entry.executable ?? false)
+    )
+      differing.add(path);
+  }
+  for (const path of got.keys()) if (!want.has(path)) differing.add(path);
+  return [...differing].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}

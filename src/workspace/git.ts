@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { appendFile, lstat, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, lstat, mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CommandResult, minimalEnv, runCommand } from "../shared/index.js";
@@ -108,6 +108,21 @@ export async function git(
   return result;
 }
 
+/**
+ * The repository's `info/attributes`, which outranks every `.gitattributes` in the tree: no
+ * line-ending conversion, no clean or smudge filter, no keyword expansion, no re-encoding, and
+ * binary detection left to git. A `.gitattributes` the trial wrote is then only a file of its
+ * change; it cannot make the patch differ from the bytes on disk, or `git apply` write others.
+ */
+export const NEUTRAL_ATTRIBUTES =
+  "* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n";
+
+async function writeNeutralAttributes(gitDir: string): Promise<void> {
+  await mkdir(join(gitDir, "info"), { recursive: true });
+  // Exclusive create: never follows a link someone put in its place.
+  await writeFile(join(gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { flag: "wx" });
+}
+
 function configValue(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
 }
@@ -144,6 +159,7 @@ export async function createBaseline(
       "",
     ].join("\n"),
   );
+  await writeNeutralAttributes(join(root, ".git"));
   // --force: the baseline is the whole fixture, even files its own .gitignore would skip.
   await git(["add", "--all", "--force"], root, home);
   await git(
@@ -151,10 +167,12 @@ export async function createBaseline(
     root,
     home,
   );
+  const indexPath = join(root, ".git", "index");
   return {
     commit: await readHeadCommit(join(root, ".git")),
     config: await readFile(join(root, ".git", "config"), "utf8"),
-    index: await readFile(join(root, ".git", "index")),
+    index: await readFile(indexPath),
+    indexMtime: (await stat(indexPath)).mtime,
   };
 }
 
@@ -199,9 +217,10 @@ interface PatchEntry {
 /**
  * Puts back what the harness owns in the trial's `.git` before reading it: the config it wrote
  * (code run during the trial may have added a filter driver, `core.worktree`, an include, …) and
- * no `info/` (the harness made none; an `info/exclude` or `info/attributes` there would hide new
- * files or convert their bytes). A `.git` that is no longer a plain directory is refused rather
- * than followed, so restoring can never write through a planted link.
+ * an `info/` holding only the neutral attributes (an `info/exclude` or other attributes there
+ * would hide new files or convert their bytes). A `.git` that is no longer a plain directory is
+ * refused rather than followed, so restoring can never write through a planted link; only the
+ * trial can have done that, so the error says it was the trial's doing.
  */
 async function restoreRepository(root: string, baseline: GitBaseline): Promise<void> {
   const gitDir = join(root, ".git");
@@ -214,9 +233,11 @@ async function restoreRepository(root: string, baseline: GitBaseline): Promise<v
         path: ".git",
         kind: stats === undefined ? "missing" : stats.isSymbolicLink() ? "symlink" : "other",
       },
+      { causedByTrial: true },
     );
   }
   await rm(join(gitDir, "info"), { recursive: true, force: true });
+  await writeNeutralAttributes(gitDir);
   const config = join(gitDir, "config");
   await rm(config, { recursive: true, force: true });
   // Exclusive create: never follows a link someone put back in the meantime.
@@ -242,41 +263,18 @@ async function baselineCommit(
       "patch-failed",
       `the baseline commit ${baseline.commit} is no longer in the trial's repository`,
       { commit: baseline.commit, exitCode: present.exitCode, stderr: tail(present.stderr) },
+      { causedByTrial: true },
     );
   }
   return baseline.commit;
 }
 
-/** Expected files git ignores and does not track: `git add --all` alone would leave them out. */
-async function ignoredExpectedFiles(
-  root: string,
-  home: string,
-  expectedFiles: readonly string[],
-  env: NodeJS.ProcessEnv,
-): Promise<string[]> {
-  const wanted = new Set(
-    expectedFiles.map((path) => path.replace(/^(?:\.\/)+/, "")).filter((path) => path !== ""),
-  );
-  if (wanted.size === 0) return [];
-  const listed = await git(
-    ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", ...wanted],
-    root,
-    home,
-    "patch-failed",
-    env,
-  );
-  // A pathspec naming a directory lists the files below it; only the expected files themselves count.
-  return listed.stdout
-    .split("\0")
-    .filter((path) => wanted.has(path))
-    .sort();
-}
-
 /**
- * The trial's change against the baseline as a standard binary patch. New files are marked
- * intent-to-add (still honouring the fixture's .gitignore, so caches a validation command leaves
- * behind stay out of the patch, except for expected files, which are always included), then
- * `git diff <baseline>` covers additions, edits, deletions and mode changes in one pass.
+ * The trial's change against the baseline as a standard binary patch. Every new file is marked
+ * intent-to-add whatever `.gitignore`, `info/exclude` or git's configuration say (an ignored
+ * `.npmrc` is as much part of the change as an edited source file), then `git diff <baseline>`
+ * covers additions, edits, deletions, mode changes and symlinks in one pass, under the neutral
+ * attributes, so the patch holds the bytes on disk.
  *
  * Code run during the trial (validation commands run agent-written code) can change the trial's
  * repository, so its config, HEAD and index are not trusted: with `baseline`, the config is
@@ -301,19 +299,14 @@ export async function capturePatch(
   try {
     if (options.baseline !== undefined) await restoreRepository(root, options.baseline);
     const commit = await baselineCommit(root, home, options.baseline);
-    if (options.baseline !== undefined) await writeFile(indexFile, options.baseline.index);
-    else await git(["read-tree", commit], root, home, "patch-failed", env);
-    await git(["add", "--all", "--intent-to-add"], root, home, "patch-failed", env);
-    const ignored = await ignoredExpectedFiles(root, home, options.expectedFiles ?? [], env);
-    if (ignored.length > 0) {
-      await git(
-        ["add", "--force", "--intent-to-add", "--", ...ignored],
-        root,
-        home,
-        "patch-failed",
-        env,
-      );
-    }
+    if (options.baseline !== undefined) {
+      await writeFile(indexFile, options.baseline.index);
+      // Git trusts an entry whose size and mtime match only when the file is older than the
+      // index itself (its "racy git" check). The copy keeps the baseline index's own mtime, so a
+      // file changed within the same clock tick as the baseline is still read, not skipped.
+      await utimes(indexFile, options.baseline.indexMtime, options.baseline.indexMtime);
+    } else await git(["read-tree", commit], root, home, "patch-failed", env);
+    await git(["add", "--all", "--force", "--intent-to-add"], root, home, "patch-failed", env);
     await git(
       [
         "diff",

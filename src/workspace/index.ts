@@ -1,5 +1,10 @@
-export { diffSnapshots } from "./diff.js";
-export { type ApplyPatchResult, applyPatch, capturePatch } from "./git.js";
+export {
+  diffSnapshots,
+  treeDifferences,
+  type UnpatchableEntry,
+  unpatchableEntries,
+} from "./diff.js";
+export { type ApplyPatchResult, applyPatch, capturePatch, NEUTRAL_ATTRIBUTES } from "./git.js";
 export { replaceTrialRoot } from "./paths.js";
 export { snapshotTree } from "./snapshot.js";
 export {

@@ -10,11 +10,19 @@ const HASH_CONCURRENCY = 16;
 /** Files above this are hashed as a stream instead of being read whole. */
 const STREAM_THRESHOLD = 8 * 1024 * 1024;
 
-async function hashFile(path: string): Promise<{ bytes: number; sha256: string }> {
-  const size = (await stat(path)).size;
-  if (size <= STREAM_THRESHOLD) {
+async function hashFile(
+  path: string,
+): Promise<{ bytes: number; sha256: string; executable: boolean }> {
+  const info = await stat(path);
+  // Git records one mode bit for a file: whether its owner may execute it.
+  const executable = (info.mode & 0o100) !== 0;
+  if (info.size <= STREAM_THRESHOLD) {
     const content = await readFile(path);
-    return { bytes: content.length, sha256: createHash("sha256").update(content).digest("hex") };
+    return {
+      bytes: content.length,
+      sha256: createHash("sha256").update(content).digest("hex"),
+      executable,
+    };
   }
   const hash = createHash("sha256");
   let bytes = 0;
@@ -22,10 +30,13 @@ async function hashFile(path: string): Promise<{ bytes: number; sha256: string }
     bytes += (chunk as Buffer).length;
     hash.update(chunk as Buffer);
   }
-  return { bytes, sha256: hash.digest("hex") };
+  return { bytes, sha256: hash.digest("hex"), executable };
 }
 
-/** `sha256:` over every entry, each as one JSON line, so no path can be confused with another. */
+/**
+ * `sha256:` over every entry, each as one JSON line, so no path can be confused with another.
+ * The executable bit is left out, so hashes recorded before it was kept still match.
+ */
 export function treeHash(files: readonly TreeEntry[]): string {
   const hash = createHash("sha256");
   for (const f of files) hash.update(`${JSON.stringify([f.kind, f.path, f.bytes, f.sha256])}\n`);

@@ -12,10 +12,12 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { treeDifferences } from "./diff.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { mapLimit } from "./pool.js";
-import type { CreateTrialWorkspaceOptions, TrialWorkspace } from "./types.js";
+import { snapshotTree } from "./snapshot.js";
+import type { CreateTrialWorkspaceOptions, TreeSnapshot, TrialWorkspace } from "./types.js";
 import { WorkspaceError } from "./types.js";
 import { walkTree } from "./walk.js";
 
@@ -129,6 +131,18 @@ export async function removeAbandonedTrialTemp(
   return "removed";
 }
 
+/** Refuses a copy that is not the frozen fixture (it changed since the run froze it). */
+async function checkCopy(root: string, expected: TreeSnapshot): Promise<void> {
+  const copied = await snapshotTree(root, { mode: "trial" });
+  const differing = treeDifferences(expected, copied);
+  if (differing.length > 0)
+    throw new WorkspaceError(
+      "fixture-changed",
+      `the fixture changed since the run froze it (${differing.slice(0, 5).join(", ")}${differing.length > 5 ? `, … ${differing.length} paths` : ""}); no trial may start from or be graded on another fixture`,
+      { paths: differing.slice(0, 50) },
+    );
+}
+
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:
  *
@@ -165,6 +179,7 @@ export async function createTrialWorkspace(
   const hooksDir = join(tempDir, "hooks");
   try {
     await Promise.all([mkdir(scratchDir), mkdir(hooksDir), copyFixture(fixtureDir, root)]);
+    if (options.expectedFixture) await checkCopy(root, options.expectedFixture);
     const baseline = await createBaseline(root, scratchDir, hooksDir);
     const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
     let removed: Promise<void> | undefined;
@@ -174,8 +189,7 @@ export async function createTrialWorkspace(
       scratchDir,
       baselineCommit: baseline.commit,
       // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.
-      capturePatch: (patchOptions = {}) =>
-        capturePatch(root, { ...patchOptions, tempDir, baseline }),
+      capturePatch: () => capturePatch(root, { tempDir, baseline }),
       scrubPaths: (text) =>
         replaceTrialRoot(
           replaceTrialRoot(text, [root, realRoot]),

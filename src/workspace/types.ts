@@ -13,6 +13,7 @@ export const WORKSPACE_ERROR_CODES = [
   "git-failed",
   "patch-failed",
   "cleanup-failed",
+  "fixture-changed",
 ] as const;
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
 
@@ -27,11 +28,22 @@ export class WorkspaceError extends Error {
   readonly code: WorkspaceErrorCode;
   /** What was seen: the offending path, the git argv with its exit code and stderr tail, … */
   readonly evidence: Record<string, unknown>;
-  constructor(code: WorkspaceErrorCode, message: string, evidence: Record<string, unknown> = {}) {
+  /**
+   * True when only the trial can have caused it (its `.git` deleted or replaced, the baseline
+   * commit gone): then it is the trial's failure, not the environment's.
+   */
+  readonly causedByTrial: boolean;
+  constructor(
+    code: WorkspaceErrorCode,
+    message: string,
+    evidence: Record<string, unknown> = {},
+    options: { causedByTrial?: boolean } = {},
+  ) {
     super(message);
     this.name = "WorkspaceError";
     this.code = code;
     this.evidence = evidence;
+    this.causedByTrial = options.causedByTrial ?? false;
   }
 }
 
@@ -51,6 +63,8 @@ export const treeEntrySchema = z.strictObject({
     .string()
     .regex(/^[0-9a-f]{64}$/)
     .nullable(),
+  /** Files only: whether the owner may execute it (the mode bit git records). */
+  executable: z.boolean().optional(),
 });
 export type TreeEntry = z.infer<typeof treeEntrySchema>;
 
@@ -106,16 +120,13 @@ export interface GitBaseline {
    * stat data spares git re-reading unchanged files) instead of the trial's own index.
    */
   index: Uint8Array;
+  /** The index file's mtime: git's check for files changed in the same clock tick relies on it. */
+  indexMtime: Date;
 }
 
 export interface CapturePatchOptions {
   /** Where git writes its scratch files (the patch, a private index); the OS temp by default. */
   tempDir?: string;
-  /**
-   * Files the agent was asked to change, relative to the root. They are captured even when the
-   * fixture's .gitignore names them (other ignored files, such as caches, stay out).
-   */
-  expectedFiles?: readonly string[];
   /**
    * The baseline the harness recorded. With it the repository's config is restored and the diff
    * is taken against this commit; without it HEAD and the repository are trusted, which is only
@@ -141,7 +152,7 @@ export interface TrialWorkspace {
    * baseline, git's scratch files kept outside the root). Call it once the agent and every
    * command it started are done.
    */
-  capturePatch(options?: { expectedFiles?: readonly string[] }): Promise<CapturedPatch>;
+  capturePatch(): Promise<CapturedPatch>;
   /** Replaces the root (either spelling) with `<trial-root>` and the temp area with `<trial-temp>`. */
   scrubPaths(text: string): string;
   /** Removes every file of the trial. Safe to call more than once. */
@@ -157,4 +168,10 @@ export interface CreateTrialWorkspaceOptions {
    * directory nobody knows of). If it throws, nothing is created.
    */
   beforeCreate?: (tempDir: string) => Promise<void>;
+  /**
+   * The fixture as frozen when the run began: the copy must equal it file for file, or the
+   * workspace is refused (`fixture-changed`), so a fixture changed mid-run and restored later
+   * never reaches a trial or a grader unnoticed.
+   */
+  expectedFixture?: TreeSnapshot;
 }

@@ -25,7 +25,8 @@ function kindOf(entry: Dirent): WalkedEntry["kind"] {
  * Lists a tree without following symlinks, sorted by path. In `fixture` mode anything but plain
  * files and directories is an error naming the path, and so is `.git` at any depth (a fixture's
  * own repository would carry its config and hooks into the trial, and a nested one would hide its
- * files from the baseline commit). In `trial` mode only the root's `.git` is skipped.
+ * files from the baseline commit). In `trial` mode only the root's `.git` (exactly that name) is
+ * skipped.
  */
 export async function walkTree(root: string, mode: "fixture" | "trial"): Promise<WalkedEntry[]> {
   const entries: WalkedEntry[] = [];
@@ -51,8 +52,10 @@ export async function walkTree(root: string, mode: "fixture" | "trial"): Promise
           absolute: join(dir.absolute, dirent.name),
           kind: kindOf(dirent),
         };
+        // The trial's own repository is the harness's; any other `.git` (another case, a
+        // deeper one) is something the trial made and is listed like any entry.
+        if (mode === "trial" && dir.path === "" && dirent.name === ".git") continue;
         if (dirent.name.toLowerCase() === ".git") {
-          if (mode === "trial" && dir.path === "") continue;
           if (mode === "fixture") {
             throw new WorkspaceError(
               "fixture-git-dir",

@@ -100,6 +100,7 @@ describe("snapshotTree", () => {
       kind: "file",
       bytes: 4,
       sha256: createHash("sha256").update("old\n").digest("hex"),
+      executable: false,
     });
     expect(snapshot.files.find((f) => f.path === "src")).toMatchObject({
       kind: "dir",
@@ -291,6 +292,7 @@ describe("capturePatch", () => {
     const captured = await capturePatch(root);
     expect(captured.changedFiles).toEqual([
       "assets/logo.bin",
+      "cache/new.txt",
       "docs/café.md",
       "docs/new guide.md",
       "docs/old.md",
@@ -298,8 +300,8 @@ describe("capturePatch", () => {
       "src/index.js",
       "test/index.test.js",
     ]);
-    expect(captured.stats).toMatchObject({ filesChanged: 7, binaryFiles: 1 });
-    expect(captured.stats.insertions).toBe(4);
+    expect(captured.stats).toMatchObject({ filesChanged: 8, binaryFiles: 1 });
+    expect(captured.stats.insertions).toBe(5);
     expect(captured.stats.deletions).toBe(2);
     expect(captured.patch).toContain("diff --git a/src/index.js b/src/index.js");
     expect(captured.patch).toContain("GIT binary patch");
@@ -307,9 +309,7 @@ describe("capturePatch", () => {
     const fresh = join(base, "fresh");
     await cp(fixture, fresh, { recursive: true });
     expect(await applyPatch(fresh, captured.patchBytes)).toEqual({ ok: true });
-    const expected = (await snapshotTree(root, { mode: "trial" })).files.filter(
-      (f) => !f.path.startsWith("cache/new"),
-    );
+    const expected = (await snapshotTree(root, { mode: "trial" })).files;
     expect((await snapshotTree(fresh)).files).toEqual(expected);
     expect(await readFile(join(fresh, "latin1.txt"))).toEqual(
       Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]),
@@ -466,33 +466,48 @@ describe.skipIf(process.platform === "win32")(
   },
 );
 
-describe("capturePatch with expected files", () => {
-  it("captures an expected file the fixture's .gitignore names, and no other ignored file", async () => {
+describe("capturePatch covers every file that differs", () => {
+  it("captures ignored files too: the fixture's .gitignore, a planted info/exclude and a global excludes file hide nothing", async () => {
     const workspace = await trial();
     await writeTree(workspace.root, {
       "cache/report.txt": "the agent's report\n",
       "cache/tool-cache.bin": "a validation command's cache\n",
       "cache/kept.txt": "edited\n",
+      ".npmrc": "script-shell=/bin/true\n",
+      ".gitignore": "cache/\n.npmrc\n.gitignore\n",
     });
-    const captured = await workspace.capturePatch({
-      expectedFiles: ["cache/report.txt", "./cache/kept.txt", "cache/absent.txt", "cache"],
-    });
-    expect(captured.changedFiles).toEqual(["cache/kept.txt", "cache/report.txt"]);
-    expect(captured.patch).toContain("+the agent's report");
-    const standalone = await capturePatch(workspace.root, {
-      tempDir: base,
-      expectedFiles: ["cache/report.txt"],
-    });
-    expect(standalone.changedFiles).toEqual(["cache/kept.txt", "cache/report.txt"]);
-    const withoutExpected = await capturePatch(workspace.root, { tempDir: base });
-    expect(withoutExpected.changedFiles).toEqual(["cache/kept.txt"]);
+    await mkdir(join(workspace.root, ".git", "info"), { recursive: true });
+    await writeFile(join(workspace.root, ".git", "info", "exclude"), "*\n");
+    const captured = await workspace.capturePatch();
+    expect(captured.changedFiles).toEqual([
+      ".gitignore",
+      ".npmrc",
+      "cache/kept.txt",
+      "cache/report.txt",
+      "cache/tool-cache.bin",
+    ]);
+    expect(captured.patch).toContain("+script-shell=/bin/true");
   });
 
-  it("reads an expected file name literally, never as a pathspec pattern", async () => {
+  it("takes the bytes on disk: a .gitattributes the trial wrote converts nothing", async () => {
+    const workspace = await trial();
+    await writeTree(workspace.root, {
+      ".gitattributes": "* text eol=crlf ident\n*.txt filter=evil -diff\n",
+      "notes.txt": "line one\r\n$Id$\n",
+    });
+    const captured = await workspace.capturePatch();
+    expect(captured.changedFiles).toEqual([".gitattributes", "notes.txt"]);
+    const copy = join(base, "attributes-copy");
+    await cp(fixture, copy, { recursive: true });
+    expect(await applyPatch(copy, captured.patchBytes)).toEqual({ ok: true });
+    expect(await readFile(join(copy, "notes.txt"), "utf8")).toBe("line one\r\n$Id$\n");
+  });
+
+  it("reads a file name literally, never as a pathspec pattern", async () => {
     const workspace = await trial();
     await writeTree(workspace.root, { "cache/[a].txt": "bracket\n", "cache/a.txt": "plain\n" });
-    const captured = await workspace.capturePatch({ expectedFiles: ["cache/[a].txt"] });
-    expect(captured.changedFiles).toEqual(["cache/[a].txt"]);
+    const captured = await workspace.capturePatch();
+    expect(captured.changedFiles).toEqual(["cache/[a].txt", "cache/a.txt"]);
   });
 });
 
