@@ -1,3 +1,4 @@
+import type { SandboxedResult, SandboxKind, SandboxLimitHit } from "../sandbox/index.js";
 import { type CommandResult, replaceLongestFirst } from "../shared/index.js";
 
 /** Characters of stdout/stderr kept in evidence: enough to show a failing assertion or stack. */
@@ -28,13 +29,18 @@ export interface CommandEvidence {
   durationMs: number;
   stdoutTail: string;
   stderrTail: string;
+  /** How the command was contained (`bwrap`, or `none` under --unsafe-no-sandbox). */
+  sandbox?: SandboxKind;
+  /** The sandbox limits it ran into (time, CPU, memory, file size, output). */
+  limitsHit?: SandboxLimitHit[];
 }
 
 export function commandEvidence(
-  result: CommandResult,
+  result: CommandResult | SandboxedResult,
   replacements: ReadonlyMap<string, string>,
 ): CommandEvidence {
   const scrub = (text: string) => scrubPaths(text, replacements);
+  const contained = "sandbox" in result ? result : undefined;
   return {
     argv: result.argv.map(scrub),
     exitCode: result.exitCode,
@@ -44,14 +50,29 @@ export function commandEvidence(
     durationMs: result.durationMs,
     stdoutTail: tail(scrub(result.stdout)),
     stderrTail: tail(scrub(result.stderr)),
+    ...(contained
+      ? {
+          sandbox: contained.sandbox,
+          limitsHit: contained.limitsHit.map((hit) => ({ ...hit, detail: scrub(hit.detail) })),
+        }
+      : {}),
   };
 }
 
 /** One line saying how a command ended, for a check's `detail`. */
-export function describeOutcome(result: CommandResult, timeoutMs: number): string {
+export function describeOutcome(
+  result: CommandResult | SandboxedResult,
+  timeoutMs: number,
+): string {
   if (result.spawnError !== undefined) return `could not start: ${result.spawnError}`;
-  if (result.timedOut) return `timed out after ${timeoutMs} ms (process group killed)`;
+  if (result.timedOut) return `timed out after ${timeoutMs} ms (every process it started killed)`;
   if (result.aborted) return "aborted";
-  if (result.signal !== null) return `killed by ${result.signal}`;
-  return `exited with code ${result.exitCode}`;
+  const limits =
+    "limitsHit" in result
+      ? result.limitsHit.filter((hit) => hit.limit !== "wall-time" && hit.limit !== "output")
+      : [];
+  const hit =
+    limits.length > 0 ? ` (${limits.map((h) => `${h.limit} limit: ${h.detail}`).join("; ")})` : "";
+  if (result.signal !== null) return `killed by ${result.signal}${hit}`;
+  return `exited with code ${result.exitCode}${hit}`;
 }

@@ -1,3 +1,4 @@
+import type { CommandSandbox } from "../sandbox/index.js";
 import type { CommandResult } from "../shared/index.js";
 
 /** One deterministic check inside a grade. `detail` says what was found, for a person. */
@@ -31,10 +32,14 @@ export interface GradeContext {
   signal?: AbortSignal;
   /**
    * A harness-owned directory outside the trial root, removed with the trial's workspace (also
-   * by `--resume` after a killed run); temporary files of the grader belong here. Default: the
-   * OS temp directory.
+   * by `--resume` after a killed run); temporary files of the grader belong here.
    */
-  scratchDir?: string;
+  scratchDir: string;
+  /**
+   * Where every command the grader runs is started: the trial's files are agent-written, so
+   * whatever runs them (`npm test`, an example) runs contained.
+   */
+  sandbox: CommandSandbox;
 }
 
 export interface Grader {

@@ -1,15 +1,19 @@
 import { readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { GradeContext } from "../../src/graders/index.js";
 import { createCommandGrader, createScopeGrader } from "../../src/graders/index.js";
 import { npmArgv } from "../../src/shared/index.js";
+import { testSandbox } from "../support/sandbox.js";
 import { cleanupTemporaryDirs, temporaryDir } from "./support.js";
 
 afterEach(cleanupTemporaryDirs);
 
+const sandbox = await testSandbox();
+
 function context(trialRoot: string, changedFiles: string[], expectedFiles: string[]): GradeContext {
-  return { trialRoot, changedFiles, expectedFiles, finalText: "" };
+  return { trialRoot, changedFiles, expectedFiles, finalText: "", scratchDir: tmpdir(), sandbox };
 }
 
 describe("scope grader", () => {
@@ -118,7 +122,9 @@ describe("command grader", () => {
     });
     const grade = await grader.grade(context(root, [], []));
     expect(grade.passed).toBe(false);
-    expect(grade.checks[0]?.detail).toContain("timed out after 500 ms (process group killed)");
+    expect(grade.checks[0]?.detail).toContain(
+      "timed out after 500 ms (every process it started killed)",
+    );
     expect(grade.checks[0]?.evidence).toMatchObject({ timedOut: true });
     await new Promise((resolve) => setTimeout(resolve, 2000));
     await expect(readFile(marker, "utf8")).rejects.toThrow();
@@ -126,8 +132,8 @@ describe("command grader", () => {
 
   it("starts an npm argv through npmArgv, as Windows needs (npm's JavaScript entry point run by node)", async () => {
     const root = await temporaryDir();
-    const tools = await temporaryDir();
-    const npmCli = join(tools, "npm-cli.js");
+    // Inside the trial: the sandbox shows a command nothing of the host's temporary files.
+    const npmCli = join(root, "npm-cli.js");
     await writeFile(npmCli, "console.log(JSON.stringify(process.argv.slice(2)));\n");
     const platform = Object.getOwnPropertyDescriptor(process, "platform")!;
     const execpath = process.env.npm_execpath;
@@ -141,8 +147,14 @@ describe("command grader", () => {
       });
       const grade = await grader.grade(context(root, [], []));
       const evidence = grade.checks[0]?.evidence as { argv: string[]; stdoutTail: string };
-      expect(evidence.argv).toEqual(npmArgv(["test", "--silent"]));
-      expect(evidence.argv).toEqual([process.execPath, npmCli, "test", "--silent"]);
+      expect(npmArgv(["test", "--silent"])).toEqual([process.execPath, npmCli, "test", "--silent"]);
+      // The evidence names the trial by its placeholder.
+      expect(evidence.argv).toEqual([
+        process.execPath,
+        "<trial-root>/npm-cli.js",
+        "test",
+        "--silent",
+      ]);
       expect(evidence.stdoutTail).toBe('["test","--silent"]\n');
       expect(grade.passed).toBe(true);
     } finally {

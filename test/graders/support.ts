@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Grade, GradeContext, ReadmePackageContract } from "../../src/graders/index.js";
 import { loadReadmeContract } from "../../src/graders/index.js";
+import { testSandbox } from "../support/sandbox.js";
 
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const fixtureDir = join(repoRoot, "examples/readme-compare/fixture");
@@ -52,6 +53,8 @@ export async function makeTrial(options: TrialOptions): Promise<GradeContext> {
     changedFiles: options.changedFiles ?? ["README.md"],
     expectedFiles: options.expectedFiles ?? ["README.md"],
     finalText: "",
+    scratchDir: await temporaryDir("hl-readme-scratch-"),
+    sandbox: await testSandbox(),
   };
 }
 

@@ -110,11 +110,22 @@ export interface ExportProbe {
   error?: string;
 }
 
+/** A name a README example imports from the package (see `exampleImports`). */
+export interface ExampleImportUse {
+  name: string;
+  readmeLine: number;
+}
+
+/**
+ * The `public-api` check: each contract name is exported by the package entry and shown in
+ * code, and no example imports a name the entry does not export (an invented API).
+ */
 export function checkPublicApi(
   document: ReadmeDocument,
   contract: ReadmePackageContract,
   probe: ExportProbe,
   probeEvidence: unknown,
+  imports: readonly ExampleImportUse[] = [],
 ): GradeCheck {
   const code = allCode(document).join("\n");
   const exported = new Set(probe.exports);
@@ -131,13 +142,23 @@ export function checkPublicApi(
   else if (notExported.length > 0)
     problems.push(`not exported by the package entry: ${notExported.join(", ")}`);
   if (notShown.length > 0) problems.push(`not shown in README code: ${notShown.join(", ")}`);
+  const invented = probe.ok ? imports.filter((use) => !exported.has(use.name)) : [];
+  if (invented.length > 0)
+    problems.push(
+      `examples import what the package does not export: ${invented
+        .map(
+          (use) =>
+            `${use.name === "default" ? "a default export" : use.name} (line ${use.readmeLine})`,
+        )
+        .join(", ")}`,
+    );
   return makeCheck(
     "public-api",
     problems.length === 0,
     problems.length === 0
-      ? `all ${names.length} public names are exported and shown in code`
+      ? `all ${names.length} public names are exported and shown in code${imports.length > 0 ? `, and the ${imports.length} name(s) the examples import exist` : ""}`
       : problems.join("; "),
-    { names, exports: probe.exports, probe: probeEvidence },
+    { names, exports: probe.exports, probe: probeEvidence, exampleImports: imports, invented },
   );
 }
 

@@ -1,6 +1,7 @@
 import { lstat, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { npmArgv, QUIET_NPM_ENV, runCommand } from "../../shared/index.js";
+import { commandEnvironment } from "../../sandbox/index.js";
+import { npmArgv } from "../../shared/index.js";
 import { type CommandEvidence, commandEvidence, describeOutcome } from "../output.js";
 import { evaluateScope } from "../scope.js";
 import { resolveInsideTrial } from "../trial-paths.js";
@@ -17,15 +18,15 @@ import {
   README_PACKAGE_WEIGHTS,
 } from "./checks.js";
 import type { ReadmePackageContract } from "./contract.js";
+import { type ImportedName, packageImports } from "./imported-names.js";
 import { checkLinks } from "./links.js";
-import { parseReadme, type ReadmeDocument, sectionCodeBlocks } from "./markdown.js";
 import {
-  displaySandboxArgv,
-  runSandboxedNode,
-  type SandboxRun,
-  sandboxEnv,
-  temporaryHome,
-} from "./sandbox.js";
+  parseReadme,
+  type ReadmeCodeBlock,
+  type ReadmeDocument,
+  sectionCodeBlocks,
+} from "./markdown.js";
+import { displaySandboxArgv, type PermissionModelRun, runPermissionModelNode } from "./sandbox.js";
 import { type ScreenFinding, screenExample } from "./screen.js";
 
 export const README_PACKAGE_GRADER_ID = "readme-package-v1";
@@ -116,6 +117,8 @@ interface QuickStartBlockEvidence {
   block: number;
   line: number;
   lang: string;
+  /** Whether the block sits under the Quick Start heading (every runnable example is run). */
+  quickStart: boolean;
   passed: boolean;
   problem?: string;
   screen: ScreenFinding[];
@@ -125,9 +128,49 @@ interface QuickStartBlockEvidence {
 interface Session {
   context: GradeContext;
   realRoot: string;
-  sandbox: SandboxRun;
+  node: PermissionModelRun;
   replacements: Map<string, string>;
   packageInfo: PackageInfo;
+}
+
+/** Fence languages whose blocks are JavaScript or TypeScript, whose imports are checked. */
+const SCRIPT_LANGUAGES = new Set([
+  "js",
+  "javascript",
+  "mjs",
+  "cjs",
+  "jsx",
+  "ts",
+  "typescript",
+  "mts",
+  "cts",
+  "tsx",
+]);
+
+/** A name an example imports from the package, with the README line it is on. */
+export interface ExampleImport extends ImportedName {
+  /** 1-based README line. */
+  readmeLine: number;
+}
+
+/** Every name the README's script examples import from the package entry. */
+export function exampleImports(
+  document: ReadmeDocument,
+  contract: ReadmePackageContract,
+  packageName: string | undefined,
+): ExampleImport[] {
+  if (packageName === undefined) return [];
+  const languages = new Set([
+    ...SCRIPT_LANGUAGES,
+    ...contract.exampleLanguages.map((l) => l.toLowerCase()),
+  ]);
+  const found: ExampleImport[] = [];
+  for (const block of document.codeBlocks) {
+    if (block.lang === null || !languages.has(block.lang)) continue;
+    for (const name of packageImports(block.value, packageName).names)
+      found.push({ ...name, readmeLine: block.line + name.line });
+  }
+  return found;
 }
 
 /** Writes a file that must not exist yet, refusing to follow a symlink planted under that name. */
@@ -143,6 +186,11 @@ async function writeNewFile(path: string, content: string): Promise<string | und
   }
 }
 
+/**
+ * The `quick-start` check: the Quick Start section must hold at least one example in an allowed
+ * language, and every example in an allowed language anywhere in the README must run and exit 0
+ * (an example outside the Quick Start that fails is as misleading as one inside it).
+ */
 async function gradeQuickStart(
   document: ReadmeDocument,
   contract: ReadmePackageContract,
@@ -153,11 +201,13 @@ async function gradeQuickStart(
   if (section === null)
     return makeCheck("quick-start", false, `no "${QUICK_START_HEADING}" heading`, { blocks: [] });
   const languages = new Set(contract.exampleLanguages.map((l) => l.toLowerCase()));
-  const runnable = section.blocks.filter((b) => b.lang !== null && languages.has(b.lang));
+  const isRunnable = (b: ReadmeCodeBlock) => b.lang !== null && languages.has(b.lang);
+  const inQuickStart = new Set(section.blocks.filter(isRunnable));
+  const runnable = document.codeBlocks.filter(isRunnable);
   const skipped = section.blocks
-    .filter((b) => !runnable.includes(b))
+    .filter((b) => !inQuickStart.has(b))
     .map((b) => ({ line: b.line, lang: b.lang }));
-  if (runnable.length === 0)
+  if (inQuickStart.size === 0)
     return makeCheck(
       "quick-start",
       false,
@@ -166,52 +216,65 @@ async function gradeQuickStart(
     );
   const blocks: QuickStartBlockEvidence[] = [];
   for (const [index, block] of runnable.entries()) {
-    const number = index + 1;
-    const evidence: QuickStartBlockEvidence = {
-      block: number,
-      line: block.line,
-      lang: block.lang ?? "",
-      passed: false,
-      screen: [],
-    };
-    blocks.push(evidence);
-    const screen = screenExample(block.value, session.packageInfo.name);
-    evidence.screen = screen.findings;
-    if (!screen.ok) {
-      evidence.problem = `rejected before running: ${screen.findings
-        .map((f) => `${f.message} (line ${f.line})`)
-        .join("; ")}`;
-      continue;
-    }
-    const fileName = `.harness-quickstart-${number}.mjs`;
-    const filePath = join(session.realRoot, fileName);
-    const writeProblem = await writeNewFile(filePath, block.value);
-    if (writeProblem !== undefined) {
-      evidence.problem = writeProblem;
-      continue;
-    }
-    try {
-      const result = await runSandboxedNode([fileName], { ...session.sandbox, timeoutMs });
-      evidence.run = commandEvidence(result, session.replacements);
-      evidence.run.argv = displaySandboxArgv(evidence.run.argv);
-      evidence.passed = !result.timedOut && !result.aborted && result.exitCode === 0;
-      if (!evidence.passed) {
-        const thrown = evidence.run.stderrTail.match(/^\w*(?:Error|Exception)\b[^\n]*/m)?.[0];
-        evidence.problem = `${describeOutcome(result, timeoutMs)}${thrown ? `: ${thrown.slice(0, 300)}` : ""}`;
-      }
-    } finally {
-      await rm(filePath, { force: true });
-    }
+    blocks.push(await runExample(block, index + 1, inQuickStart.has(block), session, timeoutMs));
   }
   const failed = blocks.filter((b) => !b.passed);
+  const where = (b: QuickStartBlockEvidence) =>
+    `${b.quickStart ? "" : "example outside Quick Start, "}block ${b.block} (README line ${b.line})`;
   return makeCheck(
     "quick-start",
     failed.length === 0,
     failed.length === 0
-      ? `${blocks.length} example block(s) ran and exited 0`
-      : failed.map((b) => `block ${b.block} (README line ${b.line}): ${b.problem}`).join("; "),
+      ? `${blocks.length} example block(s) ran and exited 0 (${inQuickStart.size} under Quick Start)`
+      : failed.map((b) => `${where(b)}: ${b.problem}`).join("; "),
     { heading: section.heading.text, blocks, skipped },
   );
+}
+
+/** Screens one example, writes it into the trial, runs it contained, and removes it. */
+async function runExample(
+  block: ReadmeCodeBlock,
+  number: number,
+  quickStart: boolean,
+  session: Session,
+  timeoutMs: number,
+): Promise<QuickStartBlockEvidence> {
+  const evidence: QuickStartBlockEvidence = {
+    block: number,
+    line: block.line,
+    lang: block.lang ?? "",
+    quickStart,
+    passed: false,
+    screen: [],
+  };
+  const screen = screenExample(block.value, session.packageInfo.name);
+  evidence.screen = screen.findings;
+  if (!screen.ok) {
+    evidence.problem = `rejected before running: ${screen.findings
+      .map((f) => `${f.message} (line ${f.line})`)
+      .join("; ")}`;
+    return evidence;
+  }
+  const fileName = `.harness-example-${number}.mjs`;
+  const filePath = join(session.realRoot, fileName);
+  const writeProblem = await writeNewFile(filePath, block.value);
+  if (writeProblem !== undefined) {
+    evidence.problem = writeProblem;
+    return evidence;
+  }
+  try {
+    const result = await runPermissionModelNode([fileName], { ...session.node, timeoutMs });
+    evidence.run = commandEvidence(result, session.replacements);
+    evidence.run.argv = displaySandboxArgv(evidence.run.argv);
+    evidence.passed = !result.timedOut && !result.aborted && result.exitCode === 0;
+    if (!evidence.passed) {
+      const thrown = evidence.run.stderrTail.match(/^\w*(?:Error|Exception)\b[^\n]*/m)?.[0];
+      evidence.problem = `${describeOutcome(result, timeoutMs)}${thrown ? `: ${thrown.slice(0, 300)}` : ""}`;
+    }
+  } finally {
+    await rm(filePath, { force: true });
+  }
+  return evidence;
 }
 
 async function probeExports(
@@ -224,12 +287,9 @@ async function probeExports(
       probe: { ok: false, exports: [], error: session.packageInfo.problem ?? "no package name" },
       evidence: null,
     };
-  const result = await runSandboxedNode(
+  const result = await runPermissionModelNode(
     ["--input-type=module", "--eval", exportProbeSource(name)],
-    {
-      ...session.sandbox,
-      timeoutMs,
-    },
+    { ...session.node, timeoutMs },
   );
   const evidence = commandEvidence(result, session.replacements);
   // The probe source itself is ours and long; keep evidence about the outcome, not our code.
@@ -246,14 +306,14 @@ async function probeExports(
 
 async function gradePackageTests(session: Session, timeoutMs: number): Promise<GradeCheck> {
   const argv = npmArgv(["test"]);
-  const result = await runCommand(argv, {
+  const result = await session.context.sandbox.run(argv, {
     cwd: session.realRoot,
-    env: {
-      ...sandboxEnv(session.sandbox.home),
-      ...QUIET_NPM_ENV,
-    },
+    writable: [session.realRoot],
+    protect: [join(session.realRoot, ".git")],
+    env: commandEnvironment(),
     timeoutMs,
     maxOutputBytes: 64 * 1024,
+    privateDir: session.context.scratchDir,
     ...(session.context.signal === undefined ? {} : { signal: session.context.signal }),
   });
   const passed = !result.timedOut && !result.aborted && result.exitCode === 0;
@@ -310,63 +370,59 @@ export function createReadmePackageGrader(
       }
       const document = parseReadme(await readFile(readme.absolute, "utf8"));
       const packageInfo = await readPackageInfo(realRoot);
-      const home = await temporaryHome(context.scratchDir);
       const session: Session = {
         context,
         realRoot,
         packageInfo,
-        sandbox: {
+        node: {
           nodeExecutable,
           realRoot,
-          home: home.path,
           timeoutMs: quickStartTimeoutMs,
+          sandbox: context.sandbox,
+          privateDir: context.scratchDir,
           ...(context.signal === undefined ? {} : { signal: context.signal }),
         },
         replacements: new Map([
           [context.trialRoot, "<trial-root>"],
           [realRoot, "<trial-root>"],
-          [home.path, "<home>"],
         ]),
       };
-      try {
-        const structure = checkStructure(document, contract);
-        const links = await checkLinks(document.links, realRoot, contract.forbidRemoteLinks);
-        const linksCheck = makeCheck(
-          "links",
-          links.failures.length === 0,
-          links.failures.length === 0
-            ? `${links.checked} local link(s) resolve${links.remote > 0 ? `, ${links.remote} remote allowed` : ""}`
-            : links.failures.map((f) => `${f.url} (line ${f.line}): ${f.problem}`).join("; "),
-          links,
-        );
-        const installation = checkInstallation(document, packageInfo.name);
-        const exportsProbe = await probeExports(session, exportProbeTimeoutMs);
-        const publicApi = checkPublicApi(
-          document,
-          contract,
-          exportsProbe.probe,
-          exportsProbe.evidence,
-        );
-        const behavior = checkBehaviorEvidence(document, contract);
-        const quickStart = await gradeQuickStart(document, contract, session, quickStartTimeoutMs);
-        const packageTests = await gradePackageTests(session, packageTestTimeoutMs);
-        const claims = checkClaims(document, contract);
-        // An aborted grading is not a verdict on the agent: let the caller classify it.
-        context.signal?.throwIfAborted();
-        return finish([
-          scope,
-          structure,
-          linksCheck,
-          installation,
-          publicApi,
-          behavior,
-          quickStart,
-          packageTests,
-          claims,
-        ]);
-      } finally {
-        await home.dispose();
-      }
+      const structure = checkStructure(document, contract);
+      const links = await checkLinks(document.links, realRoot, contract.forbidRemoteLinks);
+      const linksCheck = makeCheck(
+        "links",
+        links.failures.length === 0,
+        links.failures.length === 0
+          ? `${links.checked} local link(s) resolve${links.remote > 0 ? `, ${links.remote} remote allowed` : ""}`
+          : links.failures.map((f) => `${f.url} (line ${f.line}): ${f.problem}`).join("; "),
+        links,
+      );
+      const installation = checkInstallation(document, packageInfo.name);
+      const exportsProbe = await probeExports(session, exportProbeTimeoutMs);
+      const publicApi = checkPublicApi(
+        document,
+        contract,
+        exportsProbe.probe,
+        exportsProbe.evidence,
+        exampleImports(document, contract, packageInfo.name),
+      );
+      const behavior = checkBehaviorEvidence(document, contract);
+      const quickStart = await gradeQuickStart(document, contract, session, quickStartTimeoutMs);
+      const packageTests = await gradePackageTests(session, packageTestTimeoutMs);
+      const claims = checkClaims(document, contract);
+      // An aborted grading is not a verdict on the agent: let the caller classify it.
+      context.signal?.throwIfAborted();
+      return finish([
+        scope,
+        structure,
+        linksCheck,
+        installation,
+        publicApi,
+        behavior,
+        quickStart,
+        packageTests,
+        claims,
+      ]);
     },
   };
 }

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type CommandResult, runCommand } from "../../shared/index.js";
+import { dirname } from "node:path";
+import type { CommandSandbox, SandboxedResult } from "../../sandbox/index.js";
+import { runCommand } from "../../shared/index.js";
 
 /**
  * Runs Node on agent-written code under the permission model: read-only access to the
@@ -67,24 +68,6 @@ export function nodeVersionOf(execPath: string): Promise<string> {
   return known;
 }
 
-/** An empty temporary HOME for child processes under `parent`, removed by `dispose`. */
-export async function temporaryHome(
-  parent = tmpdir(),
-): Promise<{ path: string; dispose: () => Promise<void> }> {
-  const path = await mkdtemp(join(parent, "harness-home-"));
-  return { path, dispose: () => rm(path, { recursive: true, force: true }) };
-}
-
-/** Environment with no secrets: PATH and the temporary HOME (plus what Windows needs to start). */
-export function sandboxEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "", HOME: home };
-  if (process.platform === "win32") {
-    env.USERPROFILE = home;
-    if (process.env.SystemRoot !== undefined) env.SystemRoot = process.env.SystemRoot;
-  }
-  return env;
-}
-
 /** Evidence-friendly argv: no machine-specific binary path, the preload named rather than spelled out. */
 export function displaySandboxArgv(argv: readonly string[]): string[] {
   return argv.map((arg, index) => {
@@ -94,26 +77,44 @@ export function displaySandboxArgv(argv: readonly string[]): string[] {
   });
 }
 
-export interface SandboxRun {
+export interface PermissionModelRun {
   /** Node binary to use (default: the one running the harness). */
   nodeExecutable: string;
   /** Realpath of the trial root: the working directory and the only readable tree. */
   realRoot: string;
-  home: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Contains the process (bubblewrap); the permission model is a second wall inside it. */
+  sandbox: CommandSandbox;
+  /** Harness-owned directory outside the trial (the unsandboxed kind's private HOME goes here). */
+  privateDir: string;
 }
 
-export async function runSandboxedNode(
+/**
+ * Runs Node on agent-written code under the permission model, inside the grading sandbox, with
+ * the trial mounted read-only: the example can read the package and nothing else, write nothing,
+ * start nothing and reach no network.
+ */
+export async function runPermissionModelNode(
   args: readonly string[],
-  run: SandboxRun,
-): Promise<CommandResult> {
+  run: PermissionModelRun,
+): Promise<SandboxedResult> {
   const version = await nodeVersionOf(run.nodeExecutable);
-  return runCommand([run.nodeExecutable, ...sandboxNodeFlags(version, run.realRoot), ...args], {
-    cwd: run.realRoot,
-    env: sandboxEnv(run.home),
-    timeoutMs: run.timeoutMs,
-    maxOutputBytes: 64 * 1024,
-    ...(run.signal === undefined ? {} : { signal: run.signal }),
-  });
+  const nodeInstall =
+    run.nodeExecutable === process.execPath
+      ? []
+      : [dirname(dirname(await realpath(run.nodeExecutable).catch(() => run.nodeExecutable)))];
+  return run.sandbox.run(
+    [run.nodeExecutable, ...sandboxNodeFlags(version, run.realRoot), ...args],
+    {
+      cwd: run.realRoot,
+      writable: [],
+      readOnly: [run.realRoot, ...nodeInstall],
+      env: {},
+      timeoutMs: run.timeoutMs,
+      maxOutputBytes: 64 * 1024,
+      privateDir: run.privateDir,
+      ...(run.signal === undefined ? {} : { signal: run.signal }),
+    },
+  );
 }
