@@ -16,9 +16,11 @@ import {
   loadManifest,
   runExperiment,
 } from "../src/compare/index.js";
+import { createRunKey, defaultStateDir } from "../src/compare/record-seal.js";
 import { runTrial } from "../src/compare/trial.js";
 import { ScriptedExecutor } from "../src/exec/index.js";
 import { snapshotTree } from "../src/workspace/index.js";
+import { testSandbox } from "../test/support/sandbox.js";
 import { baselineTrial, largeFixture, median } from "./workspace.bench.js";
 
 const GOAL = 1.5;
@@ -65,6 +67,8 @@ async function harnessTrial(
     job: { seq: index, task: task.id, variant: variant.id, trialIndex: index },
     artifactDir: join(outDir, `trial-${index}`),
     secretValues: [],
+    sandbox: await testSandbox(),
+    runKey: await createRunKey(defaultStateDir()),
   });
   const elapsed = performance.now() - started;
   if (metrics.outcome === "infrastructure_error" || metrics.changedFiles.length > 0)

@@ -14,6 +14,7 @@ import {
   snapshotTree,
   type TreeSnapshot,
 } from "../src/workspace/index.js";
+import { testSandbox } from "../test/support/sandbox.js";
 
 const GOAL = 1.5;
 
@@ -149,6 +150,7 @@ async function harnessTrial(
     policy,
     timeoutMs: 60_000,
     scratchDir: workspace.scratchDir,
+    sandbox: await testSandbox(),
     runtime: { tools: ["Read", "Write", "Edit", "Bash"], allowedTools: [], disallowedTools: [] },
     agent: "nop",
     trialIndex: 1,

@@ -17,6 +17,7 @@ export const RUN_MANIFEST_VERSION = "harnesslab.run-manifest.v1";
 /** Causes of a trial's infrastructure error that the harness itself detects. */
 export const HARNESS_INFRA_REASONS = [
   "fixture_copy_failed",
+  "fixture_changed",
   "git_failed",
   "patch_capture_failed",
   "grader_failed",
@@ -42,6 +43,30 @@ export const trialAttemptSchema = z.strictObject({
   costUsd: z.number().min(0).nullable(),
 });
 export type TrialAttempt = z.infer<typeof trialAttemptSchema>;
+
+/**
+ * The harness's seal on a finished trial: an HMAC, with the run's secret key (kept outside
+ * --out), over the trial's metrics and the digest of every file of its folder. --resume and
+ * regrade accept only records whose seal verifies.
+ */
+export const recordSealSchema = z.strictObject({
+  algorithm: z.literal("hmac-sha256"),
+  /** The run whose key sealed it (manifest.json's `evidence.runId`). */
+  runId: z.string(),
+  /** Relative path → sha256 hex of each file of the trial's folder at sealing time. */
+  files: z.record(z.string(), z.string()),
+  mac: z.string(),
+});
+export type RecordSeal = z.infer<typeof recordSealSchema>;
+
+/** How a run's commands were contained (verdict.json, manifest.json). */
+export const containmentSchema = z.strictObject({
+  kind: z.enum(["bwrap", "none"]),
+  /** `bubblewrap 0.8.0`, or why there was no sandbox. */
+  description: z.string(),
+  /** True when containment was turned off with --unsafe-no-sandbox. */
+  unsafe: z.boolean(),
+});
 
 /** `metrics.json`: the grade summary and the run's measurements for one trial. */
 export const trialMetricsSchema = z.strictObject({
@@ -80,6 +105,8 @@ export const trialMetricsSchema = z.strictObject({
   permissionDenials: z.int().min(0),
   /** Earlier attempts that ended in infrastructure errors (oldest first); the trial's own files are its last attempt's. */
   retriedAttempts: z.array(trialAttemptSchema).default([]),
+  /** The harness's seal (absent in records written before records were sealed). */
+  seal: recordSealSchema.optional(),
 });
 export type TrialMetrics = z.infer<typeof trialMetricsSchema>;
 
@@ -94,7 +121,7 @@ export type ValidationDocument = z.infer<typeof validationDocumentSchema>;
 
 /** One trial as listed in verdict.json. */
 export const verdictTrialSchema = trialMetricsSchema
-  .omit({ schemaVersion: true, graders: true })
+  .omit({ schemaVersion: true, graders: true, seal: true })
   .extend({ artifactDir: z.string() });
 export type VerdictTrial = z.infer<typeof verdictTrialSchema>;
 
@@ -152,6 +179,18 @@ export const verdictDocumentSchema = z.strictObject({
   trialsPerCell: z.int().min(0),
   /** True when the source fixtures were byte-identical before and after the run. */
   fixturesUnchanged: z.boolean(),
+  /**
+   * How the trials' code was contained. Absent in verdicts written before containment existed
+   * (their commands ran without an OS sandbox).
+   */
+  containment: containmentSchema.optional(),
+  /**
+   * Trial records --resume found in --out that the harness had not written (or that were changed
+   * since): each was moved to `rejected-records/` and its trial run again.
+   */
+  rejectedRecords: z
+    .array(z.strictObject({ artifactDir: z.string(), movedTo: z.string(), reason: z.string() }))
+    .default([]),
   evidence: z.strictObject({
     manifestHash: sha256,
     harnessHash: sha256,
@@ -272,6 +311,8 @@ export const runInputsSchema = z.strictObject({
    */
   runtime: z.union([sha256, z.record(z.string(), z.unknown())]),
   verdictPolicy: z.union([sha256, z.record(z.string(), z.unknown())]),
+  /** `bwrap` or `none`: a run is not resumed under other containment (absent in older runs). */
+  containment: z.enum(["bwrap", "none"]).optional(),
 });
 export type RunInputs = z.infer<typeof runInputsSchema>;
 
@@ -301,6 +342,9 @@ export const runManifestSchema = z.strictObject({
     /** The inputs one by one (absent in runs recorded before it existed). */
     inputs: runInputsSchema.optional(),
     revisions: z.record(z.string(), z.string()),
+    /** Names the key that seals this run's trial records (kept outside --out). */
+    runId: z.string().optional(),
+    containment: containmentSchema.optional(),
     executionOrder: z.array(
       z.strictObject({ seq: z.int(), task: z.string(), variant: z.string(), trial: z.int() }),
     ),

@@ -14,6 +14,7 @@ import {
   secretValuesFromEnv,
 } from "../exec/index.js";
 import { type Grade, loadReadmeContract } from "../graders/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import {
   type InputProblem,
   InvalidInputError,
@@ -23,7 +24,7 @@ import {
   replaceLongestFirst,
   runPool,
 } from "../shared/index.js";
-import { applyPatch, createTrialWorkspace, snapshotTree } from "../workspace/index.js";
+import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
   frozenTasksSchema,
   type RunManifest,
@@ -36,10 +37,13 @@ import {
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
+import { chooseSandbox } from "./containment.js";
 import type { Experiment, TaskSpec } from "./experiment.js";
-import { gradeInfrastructureProblem, type PreparedGrader, prepareGraders } from "./graders.js";
+import { gradePatch } from "./grade-patch.js";
+import { type PreparedGrader, prepareGraders } from "./graders.js";
 import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
 import { trialArtifactDir } from "./plan.js";
+import { defaultStateDir, loadRunKey, verifyRecord } from "./record-seal.js";
 import {
   applyContractOverrides,
   type ContractOverride,
@@ -85,6 +89,12 @@ export interface RegradeOptions {
   signal?: AbortSignal;
   now?: () => Date;
   onProgress?: (done: number, total: number) => void;
+  /** Run the graders' commands without an OS sandbox (--unsafe-no-sandbox). */
+  unsafeNoSandbox?: boolean;
+  /** A sandbox of the caller's own (otherwise bubblewrap is used when it can start here). */
+  sandbox?: CommandSandbox;
+  /** Where the run's record key is kept (default: $HARNESSLAB_STATE_DIR or the user's state directory). */
+  stateDir?: string;
 }
 
 export type { RegradeContract, TrialChange };
@@ -347,9 +357,11 @@ export async function regradeRun(
   const assembledVariants = assembled.variants;
 
   const fixtureHashes: Record<string, string> = {};
+  const fixtureSnapshots = new Map<string, TreeSnapshot>();
   for (const task of experiment.tasks) {
     const snapshot = await snapshotTree(task.fixtureDir);
     fixtureHashes[task.id] = snapshot.hash;
+    fixtureSnapshots.set(task.id, snapshot);
     if (previous.evidence.fixtureHashes[task.id] !== snapshot.hash) {
       throw new InvalidInputError(manifestPath, [
         {
@@ -394,6 +406,16 @@ export async function regradeRun(
       `the run stopped early (--stop-early) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
     );
   const secretValues = secretValuesFromEnv(options.env ?? process.env);
+  const containment = await chooseSandbox(experiment, {
+    ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    hidden: [outDir, ...experiment.tasks.map((task) => task.fixtureDir), experiment.manifestDir],
+    manifestPath,
+  });
+  const runKey = await loadRunKey(
+    options.stateDir ?? defaultStateDir(options.env ?? process.env),
+    runManifest.evidence.runId,
+  );
   const tempParent = options.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
 
@@ -418,9 +440,18 @@ export async function regradeRun(
 
     // Every recorded trial is read and checked before anything is written.
     const recorded: RecordedTrial[] = [];
+    const unverified: InputProblem[] = [];
     for (const [index, trial] of previous.trials.entries()) {
       const dir = dirs[index] as string;
       const old = await parsed(join(dir, "metrics.json"), trialMetricsSchema, "trial metrics file");
+      // Only what the run itself wrote is re-graded: a patch.diff or metrics.json changed in
+      // --out since (by hand, or by code that reached it) must not become a verdict.
+      const sealed = await verifyRecord(dir, old, runKey.ok ? runKey.key : undefined);
+      if (!sealed.ok)
+        unverified.push({
+          path: trial.artifactDir,
+          message: runKey.ok ? sealed.reason : `${sealed.reason}: ${runKey.reason}`,
+        });
       if (
         old.variant !== trial.variant ||
         old.task !== trial.task ||
@@ -453,6 +484,12 @@ export async function regradeRun(
           `${trial.artifactDir}: kept as recorded (its patch.diff had secrets or paths masked)`,
         );
     }
+    if (unverified.length > 0)
+      throw new InvalidInputError(
+        outDir,
+        unverified,
+        `${unverified.length} trial record(s) are not the ones this run wrote, so they are not re-graded; \`${resumeCommand(outDir, runManifest.manifestPath)}\` runs them again`,
+      );
 
     const metrics: TrialMetrics[] = new Array(recorded.length);
     let done = 0;
@@ -467,6 +504,8 @@ export async function regradeRun(
           const result = trial.regrade
             ? await regradeTrial(trial.dir, trial.old, trial.regrade, {
                 graders: graders.get(trial.regrade.task.id) ?? [],
+                fixtureSnapshot: fixtureSnapshots.get(trial.regrade.task.id)!,
+                sandbox: containment.sandbox,
                 validationFile,
                 tempParent,
                 tempParents,
@@ -497,6 +536,7 @@ export async function regradeRun(
       finishedAt: now().toISOString(),
       regradeOf: "verdict.json",
       retryLimit: previous.infraRetries.limit,
+      containment: containment.record,
     });
     if (partialRun && previous.fixturesUnchanged)
       Object.assign(built, stoppedEarlyStatus(experiment, metrics, partialRun, built));
@@ -566,6 +606,8 @@ async function keepTrial(
 
 interface RegradeTrialOptions {
   graders: readonly PreparedGrader[];
+  fixtureSnapshot: TreeSnapshot;
+  sandbox: CommandSandbox;
   validationFile: string;
   tempParent: string;
   /** `tempParent` and its real path: a workspace's directory may be named by either. */
@@ -588,47 +630,31 @@ async function regradeTrial(
   options: RegradeTrialOptions,
 ): Promise<TrialMetrics | null> {
   const evidence: TrialEvidence = { receipt };
-  const grades: Grade[] = [];
-  let error: string | null = null;
-  let workspace: Awaited<ReturnType<typeof createTrialWorkspace>> | undefined;
   let tempDir: string | undefined;
-  try {
-    workspace = await createTrialWorkspace(task.fixtureDir, {
-      tempParent: options.tempParent,
-      // Noted before the directory exists, so a regrade killed at any point leaves no
-      // workspace the next regrade cannot find.
-      beforeCreate: async (dirToCreate) => {
-        tempDir = dirToCreate;
-        await markWorkspace(dir, dirToCreate, "regrade");
-      },
-    });
-    const patch = await readFile(join(dir, "patch.diff"));
-    if (patch.length > 0) {
-      const applied = await applyPatch(workspace.root, patch, { tempDir: workspace.scratchDir });
-      if (!applied.ok) throw new Error(`the recorded patch does not apply: ${applied.message}`);
-    }
-    const finalText = await readFile(join(dir, "response.txt"), "utf8").catch(() => "");
-    for (const prepared of options.graders) {
-      const grade = await prepared.grader.grade({
-        trialRoot: workspace.root,
-        changedFiles: old.changedFiles,
-        expectedFiles: task.expectedFiles,
-        finalText,
-        scratchDir: workspace.scratchDir,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      grades.push(grade);
-      const problem = gradeInfrastructureProblem(prepared, grade);
-      if (problem !== null) throw new Error(`grader ${prepared.id}: ${problem}`);
-    }
-    evidence.grades = grades;
-  } catch (e) {
-    error = e instanceof Error ? e.message : String(e);
-    evidence.harnessFailure = { reason: "grader_failed", message: error };
-  } finally {
-    await workspace?.cleanup().catch(() => {});
-    await unmarkWorkspaceIfGone(dir, tempDir, "regrade");
-  }
+  const patch = await readFile(join(dir, "patch.diff"));
+  const finalText = await readFile(join(dir, "response.txt"), "utf8").catch(() => "");
+  const graded = await gradePatch({
+    task,
+    graders: options.graders,
+    fixtureSnapshot: options.fixtureSnapshot,
+    patch,
+    changedFiles: old.changedFiles,
+    finalText,
+    sandbox: options.sandbox,
+    tempParent: options.tempParent,
+    // Noted before the directory exists, so a regrade killed at any point leaves no
+    // workspace the next regrade cannot find.
+    beforeCreate: async (dirToCreate) => {
+      tempDir = dirToCreate;
+      await markWorkspace(dir, dirToCreate, "regrade");
+    },
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  await unmarkWorkspaceIfGone(dir, tempDir, "regrade");
+  const grades = graded.grades;
+  evidence.grades = grades;
+  const error = graded.harnessFailure?.message ?? null;
+  if (graded.harnessFailure) evidence.harnessFailure = graded.harnessFailure;
   // A grader the stop cut short says nothing about the trial.
   if (options.signal?.aborted) return null;
 
@@ -638,7 +664,7 @@ async function regradeTrial(
       ? []
       : options.tempParents.map((p) => join(p, basename(tempDir as string)));
   const scrubPaths = (text: string) =>
-    replaceLongestFirst(workspace ? workspace.scrubPaths(text) : text, [
+    replaceLongestFirst(graded.scrubPaths(text), [
       ...noted.map((path) => [join(path, "trial"), "<trial-root>"] as const),
       ...noted.map((path) => [path, "<trial-temp>"] as const),
     ]);

@@ -2,7 +2,7 @@
 // and what it clears first: the temporary directories and half-written files a run killed
 // mid-way left behind.
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { readValidJsonFile, removeAtomicLeftovers } from "../shared/index.js";
 import {
@@ -16,6 +16,7 @@ import {
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { trialArtifactDir } from "./plan.js";
+import { loadRunKey, type RunKey, verifyRecord } from "./record-seal.js";
 import { isRetryableInfraError } from "./retry.js";
 import { differingInputs } from "./run-inputs.js";
 import { type AbandonedWorkspace, removeAbandonedWorkspace } from "./workspace-marker.js";
@@ -154,9 +155,35 @@ function matchesPlan(metrics: TrialMetrics, job: TrialJob): boolean {
   );
 }
 
+/** A finished-looking record --resume refused: its trial runs again, the record is set aside. */
+export interface RejectedRecord {
+  /** Relative to --out. */
+  artifactDir: string;
+  reason: string;
+}
+
+export interface ResumeFindings {
+  /** The earlier run's record key, when it is available (its records then verify). */
+  runKey?: RunKey;
+  /** Records that did not verify; their trials run again. */
+  rejected: RejectedRecord[];
+}
+
+/** The run id manifest.json records, if any. */
+async function recordedRunId(outDir: string): Promise<string | undefined> {
+  try {
+    const value = JSON.parse(await readFile(join(outDir, "manifest.json"), "utf8")) as unknown;
+    const id = (value as { evidence?: { runId?: unknown } } | null)?.evidence?.runId;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Checks that the run in `outDir` had the same inputs (see `assertSameInputs`) and collects its
- * finished trials into `reusable`. Reads only.
+ * finished trials into `reusable`: only records whose seal verifies with the run's key (kept
+ * outside --out), so nothing planted in --out is ever counted. Reads only.
  */
 export async function collectResumable(
   outDir: string,
@@ -164,14 +191,32 @@ export async function collectResumable(
   jobs: readonly TrialJob[],
   current: RunManifest,
   reusable: Map<number, TrialMetrics>,
-  retryLimit = 0,
-  currentFrozen?: FrozenTasks,
-): Promise<void> {
-  // Trial folders without a readable manifest.json beside them prove nothing: run them again.
-  if (!(await assertSameInputs(outDir, current, currentFrozen))) return;
+  retryLimit: number,
+  currentFrozen: FrozenTasks | undefined,
+  stateDir: string,
+): Promise<ResumeFindings> {
+  // A directory that holds files but no run of harnesslab's is the user's: never written into.
+  if (!(await assertSameInputs(outDir, current, currentFrozen))) {
+    await assertNotForeign(outDir);
+    return { rejected: [] };
+  }
+  const loaded = await loadRunKey(stateDir, await recordedRunId(outDir));
+  const runKey = loaded.ok ? loaded.key : undefined;
+  const rejected: RejectedRecord[] = [];
   for (const job of jobs) {
-    const dir = join(outDir, trialArtifactDir(experiment, job.variant, job.task, job.trialIndex));
-    const finished = await readFinishedTrial(dir);
+    const relative = trialArtifactDir(experiment, job.variant, job.task, job.trialIndex);
+    const dir = join(outDir, relative);
+    const found = await readFinishedTrial(dir);
+    if (found === undefined) continue;
+    const check = await verifyRecord(dir, found, runKey);
+    if (!check.ok) {
+      rejected.push({
+        artifactDir: relative,
+        reason: loaded.ok ? check.reason : `${check.reason}: ${loaded.reason}`,
+      });
+      continue;
+    }
+    const finished: TrialMetrics | undefined = found;
     // A retryable infrastructure error with attempts left under today's --retry-infra is not
     // finished: it gets its next attempt (a run killed between an attempt and its retry, or a
     // resume that allows more retries).
@@ -181,6 +226,47 @@ export async function collectResumable(
       finished.retriedAttempts.length < retryLimit;
     if (finished && matchesPlan(finished, job) && !wantsRetry) reusable.set(job.seq, finished);
   }
+  return { ...(runKey ? { runKey } : {}), rejected };
+}
+
+/** Refuses --resume into a non-empty directory that holds no run (it would overwrite the user's files). */
+async function assertNotForeign(outDir: string): Promise<void> {
+  const names = await readdir(outDir).catch(() => [] as string[]);
+  if (names.length === 0) return;
+  throw new ExperimentInputError(
+    outDir,
+    [
+      {
+        path: "(directory)",
+        message: `holds ${names.length} entr${names.length === 1 ? "y" : "ies"} (${names.slice(0, 3).join(", ")}${names.length > 3 ? ", …" : ""}) but no run harnesslab started (no readable manifest.json); --resume continues only such a run`,
+      },
+    ],
+    "cannot resume here: choose an empty or new --out for a new run",
+  );
+}
+
+/** Folder the rejected records are moved into, under --out. */
+export const REJECTED_RECORDS_DIR = "rejected-records";
+
+/**
+ * Moves each rejected record's folder to `rejected-records/<its path>/<n>` (kept as evidence of
+ * what was found) so its trial starts from an empty folder. Call it holding the run lock.
+ */
+export async function setAsideRejected(
+  outDir: string,
+  rejected: readonly RejectedRecord[],
+): Promise<Array<RejectedRecord & { movedTo: string }>> {
+  const moved: Array<RejectedRecord & { movedTo: string }> = [];
+  for (const record of rejected) {
+    const base = join(REJECTED_RECORDS_DIR, record.artifactDir);
+    await mkdir(join(outDir, base), { recursive: true });
+    let n = 1;
+    while ((await readdir(join(outDir, base))).includes(String(n))) n += 1;
+    const movedTo = `${base}/${n}`;
+    await rename(join(outDir, record.artifactDir), join(outDir, movedTo));
+    moved.push({ ...record, movedTo });
+  }
+  return moved;
 }
 
 export interface ClearedLeftovers {

@@ -15,6 +15,8 @@ export interface RunInputSources {
   agentHashes: Readonly<Record<string, string | null>>;
   /** Per task id, per grader id: the canonical contract's hash, or null. */
   contractHashes: ReadonlyMap<string, ReadonlyMap<string, string | null>>;
+  /** How the trials' commands are contained. */
+  containment?: "bwrap" | "none";
 }
 
 const hashOf = (value: unknown) => `sha256:${sha256Hex(canonicalJson(value))}`;
@@ -69,6 +71,7 @@ export function describeRunInputs(sources: RunInputSources): RunInputs {
     },
     runtime: plain(experiment.runtime),
     verdictPolicy: plain(experiment.verdict),
+    ...(sources.containment === undefined ? {} : { containment: sources.containment }),
   };
 }
 
@@ -162,6 +165,19 @@ export function differingInputs(then: RunInputs, now: RunInputs): string[] {
     out.push(changed("the trial seed", String(then.trials.seed), String(now.trials.seed)));
   if (then.trials.order !== now.trials.order)
     out.push(changed("the trial order", then.trials.order, now.trials.order));
+  if (
+    then.containment !== undefined &&
+    now.containment !== undefined &&
+    then.containment !== now.containment
+  )
+    out.push(
+      changed(
+        "the containment of commands",
+        then.containment === "none" ? "no sandbox" : then.containment,
+        now.containment === "none" ? "no sandbox (--unsafe-no-sandbox)" : now.containment,
+        "differs",
+      ),
+    );
   out.push(...settingsDiffer("runtime", "the runtime settings differ", then.runtime, now.runtime));
   out.push(
     ...settingsDiffer(

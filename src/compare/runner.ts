@@ -16,6 +16,7 @@ import {
   secretValuesFromEnv,
 } from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js";
 import type { StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
@@ -31,12 +32,20 @@ import {
   type VerdictDocument,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { chooseSandbox } from "./containment.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { type PreparedGrader, prepareGraders } from "./graders.js";
 import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
-import { clearLeftovers, collectResumable, hashAgents } from "./resume.js";
+import {
+  createRunKey,
+  defaultStateDir,
+  type RunKey,
+  STATE_DIR_VARIABLE,
+  sealRecord,
+} from "./record-seal.js";
+import { clearLeftovers, collectResumable, hashAgents, setAsideRejected } from "./resume.js";
 import {
   archiveAttempt,
   isRetryableInfraError,
@@ -106,6 +115,15 @@ export interface RunExperimentOptions {
   now?: () => Date;
   /** Environment whose credential values must never reach an artifact (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Run the trials' commands without an OS sandbox (--unsafe-no-sandbox): code the agent wrote
+   * then runs with the harness's user, files and network, and the verdict says so first.
+   */
+  unsafeNoSandbox?: boolean;
+  /** A sandbox of the caller's own (otherwise bubblewrap is used when it can start here). */
+  sandbox?: CommandSandbox;
+  /** Where the run's record key is kept (default: $HARNESSLAB_STATE_DIR or the user's state directory). */
+  stateDir?: string;
 }
 
 export interface RunExperimentResult {
@@ -201,6 +219,12 @@ async function runHoldingLock(
       "cannot prepare the graders",
     );
 
+  const containment = await chooseSandbox(experiment, {
+    ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    hidden: [outDir, ...experiment.tasks.map((task) => task.fixtureDir), experiment.manifestDir],
+    manifestPath: experiment.manifestPath,
+  });
   const before = await snapshotFixtures(experiment);
   const jobs = planTrials(experiment);
   const agentHashes = await hashAgents(experiment);
@@ -285,20 +309,28 @@ async function runHoldingLock(
     contractHashes: new Map(
       [...graders].map(([task, list]) => [task, new Map(list.map((g) => [g.id, g.contractHash]))]),
     ),
+    containment: containment.record.kind,
   });
+  runManifest.evidence.containment = containment.record;
   const reusable = new Map<number, TrialMetrics>();
-  if (options.resume)
-    await collectResumable(
-      outDir,
-      experiment,
-      jobs,
-      runManifest,
-      reusable,
-      options.retryInfra ?? 0,
-      frozen,
-    );
+  const stateDir = options.stateDir ?? defaultStateDir(options.env ?? process.env);
+  const resumed = options.resume
+    ? await collectResumable(
+        outDir,
+        experiment,
+        jobs,
+        runManifest,
+        reusable,
+        options.retryInfra ?? 0,
+        frozen,
+        stateDir,
+      )
+    : undefined;
+  const runKey = resumed?.runKey ?? (await newRunKey(stateDir, experiment.manifestPath));
+  runManifest.evidence.runId = runKey.runId;
 
   await lock.acquire();
+  const rejectedRecords = await setAsideRejected(outDir, resumed?.rejected ?? []);
   // What a run killed mid-way left: its trials' temporary workspaces and half-written files.
   if (options.resume)
     await clearLeftovers(outDir, experiment, jobs, options.tempParent ?? tmpdir());
@@ -367,6 +399,8 @@ async function runHoldingLock(
       job,
       artifactDir,
       secretValues,
+      sandbox: containment.sandbox,
+      runKey,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tempParent ? { tempParent: options.tempParent } : {}),
       ...(options.executorGraceMs === undefined
@@ -394,9 +428,10 @@ async function runHoldingLock(
   });
 
   const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
-  const fixturesUnchanged = experiment.tasks.every(
-    (t) => after.get(t.id)?.hash === before.get(t.id)?.hash,
-  );
+  // A fixture changed and restored mid-run is seen by the trial whose copy differed.
+  const fixturesUnchanged =
+    experiment.tasks.every((t) => after.get(t.id)?.hash === before.get(t.id)?.hash) &&
+    !metrics.some((m) => m.infraReason === "fixture_changed");
   const verdict = buildVerdictDocument({
     experiment,
     assembled: assembled.variants,
@@ -406,8 +441,10 @@ async function runHoldingLock(
     startedAt,
     finishedAt: now().toISOString(),
     retryLimit: retries.limit,
+    containment: containment.record,
   });
   verdict.resumedTrials = reusable.size;
+  verdict.rejectedRecords = rejectedRecords;
   if (options.signal?.aborted && metrics.length < jobs.length) {
     verdict.interrupted = true;
     verdict.status = "infrastructure_error";
@@ -527,10 +564,25 @@ async function runTrialOrRecord(
         ),
       ),
     );
+    const sealed = { ...metrics, seal: await sealRecord(artifactDir, metrics, context.runKey) };
     await writeFileAtomic(
       join(artifactDir, "metrics.json"),
-      `${JSON.stringify(metrics, null, 2)}\n`,
+      `${JSON.stringify(sealed, null, 2)}\n`,
     );
-    return metrics;
+    return sealed;
+  }
+}
+
+/** A new run's record key; a state directory that cannot hold it is the user's to fix. */
+async function newRunKey(stateDir: string, manifestPath: string): Promise<RunKey> {
+  try {
+    return await createRunKey(stateDir);
+  } catch (error) {
+    throw new ExperimentInputError(manifestPath, [
+      {
+        path: "(state directory)",
+        message: `cannot keep the run's record key in ${stateDir}: ${(error as Error).message}; set ${STATE_DIR_VARIABLE} to a directory you can write (outside --out)`,
+      },
+    ]);
   }
 }

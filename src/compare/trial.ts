@@ -11,8 +11,8 @@ import {
   redact,
   redactText,
 } from "../exec/index.js";
-import type { Grade } from "../graders/index.js";
 import { createToolPolicy } from "../policy/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import { escapeRegExp, replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
 import {
   createTrialWorkspace,
@@ -21,6 +21,7 @@ import {
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
+  unpatchableEntries,
 } from "../workspace/index.js";
 import {
   TRIAL_METRICS_VERSION,
@@ -33,7 +34,9 @@ import {
 import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
-import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
+import { gradePatch, integrityGrade } from "./grade-patch.js";
+import type { PreparedGrader } from "./graders.js";
+import { type RunKey, sealRecord } from "./record-seal.js";
 import { markWorkspace, unmarkWorkspaceIfGone } from "./workspace-marker.js";
 
 export interface TrialContext {
@@ -56,6 +59,10 @@ export interface TrialContext {
   executorGraceMs?: number;
   /** Earlier attempts of this trial that ended in infrastructure errors (--retry-infra). */
   retriedAttempts?: TrialAttempt[];
+  /** Contains every process that may run the trial's code (see `src/sandbox`). */
+  sandbox: CommandSandbox;
+  /** Seals the trial's record, so --resume and regrade can tell it from a planted one. */
+  runKey: RunKey;
 }
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
@@ -76,6 +83,7 @@ function workspaceReason(error: unknown, fallback: TrialInfraReason): TrialInfra
   if (!isWorkspaceError(error)) return fallback;
   if (error.code === "git-failed") return "git_failed";
   if (error.code === "patch-failed") return "patch_capture_failed";
+  if (error.code === "fixture-changed") return "fixture_changed";
   return fallback;
 }
 
@@ -157,8 +165,10 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
   const prompt = promptWithPreamble(task.prompt, assembled.preamble);
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
+  let agentScrub = (text: string) => text;
+  let gradingScrub = (text: string) => text;
   const scrubPaths = (text: string) =>
-    scrubTrialTempDirs(workspace ? workspace.scrubPaths(text) : text, tempParents);
+    scrubTrialTempDirs(gradingScrub(agentScrub(text)), tempParents);
   const scrub = (text: string) => redactText(scrubPaths(text), context.secretValues);
 
   try {
@@ -171,8 +181,10 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
         await markWorkspace(context.artifactDir, tempDir);
         held.tempDir = tempDir;
       },
+      expectedFixture: context.fixtureSnapshot,
     });
     held.workspace = workspace;
+    agentScrub = workspace.scrubPaths;
   } catch (error) {
     evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
@@ -214,6 +226,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
           timeoutMs: experiment.runtime.timeoutMs,
           signal,
           scratchDir: workspace.scratchDir,
+          sandbox: context.sandbox,
           runtime:
             variant.runtimeProfile === undefined
               ? settings
@@ -241,82 +254,106 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     decisions = policy.decisions();
   }
 
+  let afterTree: TreeSnapshot | undefined;
+  const gradable = () =>
+    workspace !== undefined &&
+    !evidence.harnessFailure &&
+    evidence.receipt?.status !== "infra_error" &&
+    evidence.receipt?.status !== "aborted";
   if (workspace && !evidence.harnessFailure) {
     try {
       const after = await snapshotTree(workspace.root, { mode: "trial" });
-      // Expected files can only be hidden by an ignore rule when some .gitignore exists;
-      // without one git needs no extra pass for them.
-      const ignoreRules = after.files.some(
-        (f) => f.path === ".gitignore" || f.path.endsWith("/.gitignore"),
-      );
-      const patch = await workspace.capturePatch({
-        expectedFiles: ignoreRules ? task.expectedFiles : [],
-      });
-      changedFiles = patch.changedFiles;
+      afterTree = after;
       // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
       // harness's own snapshots cannot. A fixture file that changed or vanished is always
       // counted, whatever git says.
       const drift = diffSnapshots(context.fixtureSnapshot, after);
-      const unreported = [...drift.modified, ...drift.deleted].filter(
-        (f) => !changedFiles.includes(f),
-      );
-      if (unreported.length > 0) {
-        changedFiles = [...changedFiles, ...unreported].sort();
-        stderrNotes.push(
-          `harness: files changed that git did not report (counted as changed): ${unreported.join(", ")}`,
+      const unpatchable = unpatchableEntries(after);
+      if (unpatchable.length > 0) {
+        changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
+        if (gradable())
+          evidence.grades = [
+            integrityGrade(
+              "patchable",
+              `the trial left what no patch can carry: ${unpatchable
+                .slice(0, 10)
+                .map((entry) => `${entry.path} ${entry.reason}`)
+                .join("; ")}`,
+              { entries: unpatchable.slice(0, 100) },
+            ),
+          ];
+      } else {
+        const patch = await workspace.capturePatch();
+        changedFiles = patch.changedFiles;
+        const unreported = [...drift.modified, ...drift.deleted].filter(
+          (f) => !changedFiles.includes(f),
         );
+        if (unreported.length > 0) {
+          changedFiles = [...changedFiles, ...unreported].sort();
+          stderrNotes.push(
+            `harness: files changed that git did not report (counted as changed): ${unreported.join(", ")}`,
+          );
+        }
+        patchBytes = patch.patchBytes;
+        const scrubbed = scrubPatchBytes(patch.patchBytes, [
+          [workspace.root, "<trial-root>"],
+          [workspace.realRoot, "<trial-root>"],
+          ...context.secretValues.map((secret) => [secret, "[REDACTED]"] as const),
+        ]);
+        storedPatch = scrubbed.bytes;
+        patchRedacted = scrubbed.redacted;
       }
-      patchBytes = patch.patchBytes;
-      const scrubbed = scrubPatchBytes(patch.patchBytes, [
-        [workspace.root, "<trial-root>"],
-        [workspace.realRoot, "<trial-root>"],
-        ...context.secretValues.map((secret) => [secret, "[REDACTED]"] as const),
-      ]);
-      storedPatch = scrubbed.bytes;
-      patchRedacted = scrubbed.redacted;
     } catch (error) {
-      evidence.harnessFailure = {
-        reason: workspaceReason(error, "patch_capture_failed"),
-        message: errorText(error),
-      };
+      // Only the trial touches its repository between the baseline and now: a .git it deleted
+      // or replaced is its own failure, not the environment's.
+      if (isWorkspaceError(error) && error.causedByTrial) {
+        if (gradable())
+          evidence.grades = [
+            integrityGrade(
+              "repository-intact",
+              `the trial damaged its repository: ${error.message}`,
+            ),
+          ];
+      } else
+        evidence.harnessFailure = {
+          reason: workspaceReason(error, "patch_capture_failed"),
+          message: errorText(error),
+        };
     }
   }
 
+  // Everything of the agent's workspace that counts is captured: from here on only the patch
+  // matters, graded on a fresh copy of the fixture.
+  if (workspace) {
+    await workspace.cleanup().catch(() => {});
+    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
+  }
+
   let gradingError: string | null = null;
-  if (
-    workspace &&
-    !evidence.harnessFailure &&
-    evidence.receipt?.status !== "infra_error" &&
-    evidence.receipt?.status !== "aborted"
-  ) {
-    const grades: Grade[] = [];
-    for (const prepared of context.graders) {
-      try {
-        const grade = await prepared.grader.grade({
-          trialRoot: workspace.root,
-          changedFiles,
-          expectedFiles: task.expectedFiles,
-          finalText: evidence.receipt?.finalText ?? "",
-          scratchDir: workspace.scratchDir,
-          ...(context.signal ? { signal: context.signal } : {}),
-        });
-        grades.push(grade);
-        const problem = gradeInfrastructureProblem(prepared, grade);
-        if (problem !== null) {
-          gradingError = `grader ${prepared.id}: ${problem}`;
-          evidence.harnessFailure = { reason: "grader_failed", message: gradingError };
-          break;
-        }
-      } catch (error) {
-        gradingError = `grader ${prepared.id}: ${errorText(error)}`;
-        evidence.harnessFailure = {
-          reason: context.signal?.aborted ? "run_aborted" : "grader_failed",
-          message: gradingError,
-        };
-        break;
-      }
+  if (gradable() && evidence.grades === undefined) {
+    const graded = await gradePatch({
+      task,
+      graders: context.graders,
+      fixtureSnapshot: context.fixtureSnapshot,
+      patch: patchBytes ?? new Uint8Array(),
+      changedFiles,
+      finalText: evidence.receipt?.finalText ?? "",
+      sandbox: context.sandbox,
+      ...(context.tempParent ? { tempParent: context.tempParent } : {}),
+      beforeCreate: async (tempDir) => {
+        await markWorkspace(context.artifactDir, tempDir);
+        held.tempDir = tempDir;
+      },
+      ...(afterTree ? { expectedTree: afterTree } : {}),
+      ...(context.signal ? { signal: context.signal } : {}),
+    });
+    gradingScrub = graded.scrubPaths;
+    evidence.grades = graded.grades;
+    if (graded.harnessFailure) {
+      evidence.harnessFailure = graded.harnessFailure;
+      gradingError = graded.harnessFailure.message;
     }
-    evidence.grades = grades;
+    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
   }
 
   const classification = classifyTrial(evidence);
@@ -392,22 +429,24 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
   ];
   await Promise.all(files.map(([name, content]) => write(name, content)));
 
-  if (workspace) {
-    try {
-      await workspace.cleanup();
-    } catch {
-      // A leftover temp directory does not change the trial's result.
-    }
-  }
   // A workspace that could not be removed keeps its note, so --resume still finds it.
   await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
   // A trial the user's interruption cut short says nothing about the agent: it stays
   // unfinished (no metrics.json), and --resume runs it again.
   if (context.signal?.aborted && metrics.outcome === "infrastructure_error")
     return { ...metrics, infraReason: "run_aborted" };
-  // metrics.json comes last, whole or not at all: its presence marks a finished trial for --resume.
-  await writeFileAtomic(join(context.artifactDir, "metrics.json"), json(metrics));
-  return metrics;
+  // metrics.json comes last, whole or not at all: its presence marks a finished trial for
+  // --resume, and its seal covers every file written before it.
+  const cleanMetrics = clean(metrics) as TrialMetrics;
+  const sealed: TrialMetrics = {
+    ...cleanMetrics,
+    seal: await sealRecord(context.artifactDir, cleanMetrics, context.runKey),
+  };
+  await writeFileAtomic(
+    join(context.artifactDir, "metrics.json"),
+    `${JSON.stringify(sealed, null, 2)}\n`,
+  );
+  return sealed;
 }
 
 /** Applies `scrub` to every string in a JSON-like value (keys stay as they are). */

@@ -79,6 +79,8 @@ export function buildVerdictDocument(input: {
   regradeOf?: string | null;
   /** The --retry-infra limit the trials ran with (0: no retries). */
   retryLimit?: number;
+  /** How the trials' (or the regrade's) commands were contained. */
+  containment?: VerdictDocument["containment"];
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
@@ -92,10 +94,12 @@ export function buildVerdictDocument(input: {
   const reason = input.fixturesUnchanged
     ? statistics.reason
     : "a source fixture changed during the run, so no verdict is given (the trials' evidence is kept)";
-  const trials: VerdictTrial[] = sorted.map(({ schemaVersion: _s, graders: _g, ...rest }) => ({
-    ...rest,
-    artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
-  }));
+  const trials: VerdictTrial[] = sorted.map(
+    ({ schemaVersion: _s, graders: _g, seal: _seal, ...rest }) => ({
+      ...rest,
+      artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
+    }),
+  );
   return {
     schemaVersion: VERDICT_VERSION,
     status,
@@ -118,6 +122,8 @@ export function buildVerdictDocument(input: {
     tasks: experiment.tasks.map((t) => t.id),
     trialsPerCell: experiment.trials.count,
     fixturesUnchanged: input.fixturesUnchanged,
+    ...(input.containment === undefined ? {} : { containment: input.containment }),
+    rejectedRecords: [],
     evidence: input.evidence,
     statistics,
     trials,

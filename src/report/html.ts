@@ -31,9 +31,11 @@ import {
 import {
   interruptedNote,
   noFlipSentence,
+  rejectedRecordsNote,
   resumedNote,
   unjudgedReason,
   unjudgedTasks,
+  unsafeNote,
 } from "./run-notes.js";
 import type { HtmlReportOptions, TrialDetails } from "./types.js";
 
@@ -384,6 +386,8 @@ export function htmlReportParts(
   const best = stats?.best ? ` · best candidate <strong>${esc(stats.best)}</strong>` : "";
   const interrupted = interruptedNote(verdict);
   const resumed = resumedNote(verdict);
+  const unsafe = unsafeNote(verdict);
+  const rejected = rejectedRecordsNote(verdict);
   const head: string[] = [
     "<!doctype html>",
     '<html lang="en"><head><meta charset="utf-8">',
@@ -391,6 +395,9 @@ export function htmlReportParts(
     '<meta name="referrer" content="no-referrer">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>harnesslab verdict: ${esc(statusLabel(verdict.status))}</title><style>${HTML_STYLE}</style></head><body>`,
+    ...(unsafe === null
+      ? []
+      : [`<p class="callout bad" id="unsafe"><strong>${esc(unsafe)}</strong></p>`]),
     `<header class="verdict st-${verdict.status}" id="verdict">`,
     `<div class="kicker">harnesslab verdict${verdict.regradeOf ? ` · re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}${verdict.interrupted ? " · interrupted run" : ""}</div>`,
     `<h1><span class="status st-${verdict.status}">${statusLabel(verdict.status)}</span>${best}</h1>`,
@@ -403,6 +410,10 @@ export function htmlReportParts(
       `<p class="callout bad" id="interrupted"><strong>Interrupted.</strong> ${sentence(interrupted)}</p>`,
     );
   if (resumed !== null) head.push(`<p class="callout" id="resumed">${sentence(resumed)}</p>`);
+  if (rejected !== null)
+    head.push(
+      `<p class="callout bad" id="rejected-records"><strong>Records set aside.</strong> ${esc(rejected)}</p>`,
+    );
   if (!verdict.fixturesUnchanged)
     head.push(
       '<p class="callout bad">A source fixture changed during the run, so no verdict is given. The trials\' evidence below is kept.</p>',

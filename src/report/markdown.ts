@@ -22,9 +22,11 @@ import {
 import {
   interruptedNote,
   noFlipSentence,
+  rejectedRecordsNote,
   resumedNote,
   unjudgedReason,
   unjudgedTasks,
+  unsafeNote,
 } from "./run-notes.js";
 
 const MEASURE_COLUMNS = [
@@ -98,6 +100,8 @@ export function renderMarkdownReport(
   const linkBase = options.linkBase ?? "";
   const lines: string[] = [];
   const stats = verdict.statistics;
+  const unsafe = unsafeNote(verdict);
+  if (unsafe !== null) lines.push(`> **${mdText(unsafe)}**`, "");
   lines.push(`# Verdict: ${statusLabel(verdict.status)}`, "", mdText(verdict.reason), "");
   if (verdict.regradeOf) lines.push(`Re-grade of ${mdCode(verdict.regradeOf)}.`, "");
   lines.push(
@@ -108,6 +112,8 @@ export function renderMarkdownReport(
   if (interrupted !== null) lines.push(`> **Interrupted.** ${interrupted}`, "");
   const resumed = resumedNote(verdict);
   if (resumed !== null) lines.push(`> ${resumed}`, "");
+  const rejected = rejectedRecordsNote(verdict);
+  if (rejected !== null) lines.push(`> **Records set aside.** ${mdText(rejected)}`, "");
   if (!verdict.fixturesUnchanged)
     lines.push("> **A source fixture changed during the run; no verdict is given.**", "");
 
@@ -400,10 +406,14 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
   const interval = best?.interval
     ? `${best.variant} − ${verdict.baseline}: ${signedPoints(best.difference)} (${levelPercent(best.interval.level)}% CI ${signedPoints(best.interval.lower)} to ${signedPoints(best.interval.upper)})`
     : "no interval (not enough completed trials)";
+  const unsafe = unsafeNote(verdict);
+  const rejected = rejectedRecordsNote(verdict);
   return [
+    ...(unsafe === null ? [] : [unsafe]),
     `verdict: ${verdict.status} — ${verdict.reason}`,
     `variants: ${variants}${retried}`,
     `difference: ${interval}`,
     `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
+    ...(rejected === null ? [] : [`warning: ${rejected}`]),
   ].join("\n");
 }

@@ -66,3 +66,23 @@ export function noFlipSentence(
     ? "No task flipped: on every task each variant's majority outcome (pass or fail) is the same as the baseline's."
     : "No task flipped among the tasks that could be judged: on each of them each variant's majority outcome (pass or fail) is the same as the baseline's. The tasks below could not be judged.";
 }
+
+/**
+ * Null unless the run's commands ran without an OS sandbox because the user asked for it: then
+ * every report says so before anything else, since such a verdict could have been forged.
+ */
+export function unsafeNote(verdict: VerdictDocument): string | null {
+  if (verdict.containment?.unsafe !== true) return null;
+  return "UNSAFE: this run used --unsafe-no-sandbox. Code the agent wrote (validation commands, graders, the host's own commands) ran without an OS sandbox, with your user, your files and your network; it could have read secrets, changed files outside its trial or forged this verdict.";
+}
+
+/** Null unless --resume found trial records it could not verify (each was set aside and run again). */
+export function rejectedRecordsNote(verdict: VerdictDocument): string | null {
+  const rejected = verdict.rejectedRecords;
+  if (rejected.length === 0) return null;
+  const shown = rejected
+    .slice(0, 5)
+    .map((r) => `${r.artifactDir} (${r.reason}; kept in ${r.movedTo})`)
+    .join("; ");
+  return `${rejected.length} trial record(s) in --out were not the ones the harness wrote, so they were set aside and run again: ${shown}${rejected.length > 5 ? "; …" : ""}.`;
+}

@@ -5,7 +5,7 @@
 // gates the test opens, so what a run has finished when it is killed never depends on timing.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +26,7 @@ import {
   type TempExperiment,
   TRIAL_FILES,
 } from "../support/experiment.js";
+import { isRunning, markedCopies, pidsWorkingIn } from "../support/sandbox.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(REPO, "src", "cli", "bin.ts");
@@ -33,21 +34,36 @@ const LOCK = ".harnesslab-run.lock";
 
 // Both agents note their start (when the test asks). With HL_TEST_GATE set, an agent then waits
 // until the test creates the file <gate>/<variant>-<index>. With HL_TEST_SLEEPER set, trial 1 of
-// the fixer first runs a long command through its Bash tool and tells the test its pid and its
-// working directory. A short pause lets a kill at a random moment land inside a trial.
-const AGENT_PRELUDE = `import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// the fixer first runs a long command through its Bash tool and tells the test its pid (as this
+// machine sees it: inside its sandbox it has another) and its working directory. With
+// HL_TEST_HOLD_GRADING set, the fixer also writes hold-grading, which holds the check in its
+// grading copy until the test removes it. A short pause lets a kill at a random moment land
+// inside a trial. The agent runs in the harness's process, so it may look at /proc.
+const AGENT_PRELUDE = `import { appendFileSync, existsSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+
+/** This machine's pid of the process running the script in cwd, or "". */
+function hostPid(cwd, script) {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(\`/proc/\${entry}/cwd\`) !== cwd) continue;
+      if (readFileSync(\`/proc/\${entry}/cmdline\`, "utf8").split("\\0").includes(script)) return entry;
+    } catch {}
+  }
+  return "";
+}
 
 async function prelude({ tools, cwd, trial, signal }) {
   if (process.env.HL_TEST_AGENT_LOG)
     appendFileSync(process.env.HL_TEST_AGENT_LOG, \`started \${trial.variant}/\${trial.index}\\n\`);
   const sleeper = process.env.HL_TEST_SLEEPER;
   if (sleeper && trial.variant === "fixer" && trial.index === 1) {
-    const running = tools.bash(process.env.HL_TEST_STUBBORN ? "node stubborn.mjs" : "node sleeper.mjs");
+    const script = process.env.HL_TEST_STUBBORN ? "stubborn.mjs" : "sleeper.mjs";
+    const running = tools.bash("node " + script);
     for (let i = 0; i < 1000; i += 1) {
-      let pid = "";
-      try { pid = readFileSync(join(cwd, "sleeper.pid"), "utf8"); } catch {}
+      const pid = existsSync(join(cwd, "sleeper.pid")) ? hostPid(cwd, script) : "";
       if (pid !== "") {
         // Whole or absent: the test reads it as soon as it exists.
         writeFileSync(sleeper + ".part", JSON.stringify({ pid: Number(pid), cwd }));
@@ -78,31 +94,26 @@ export default async function slowFixer(context) {
   await prelude(context);
   const write = await context.tools.write("src/value.txt", "fixed\\n");
   if (!write.ok) throw new Error("write refused");
+  if (process.env.HL_TEST_HOLD_GRADING && !(await context.tools.write("hold-grading", "")).ok)
+    throw new Error("hold-grading refused");
   return "fixed src/value.txt";
 }
 `;
 
 const HOLD_GRADING = "hold-grading";
+/** What the check leaves in its grading copy when it starts. */
+const GRADING_STARTED = ".grading-started";
 
 /**
- * The check the command grader runs: notes its pid and where grading started, then, while a file
- * named hold-grading exists in a folder above its workspace under `base` (a scenario's TMPDIR),
- * waits; then checks.
+ * The check the command grader runs, in its sandbox (which sees only its grading copy): notes
+ * that grading started there, waits while the copy holds hold-grading, then checks.
  */
-function checkScript(gradingLog: string, base: string): string {
-  return `import { appendFileSync, existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-appendFileSync(${JSON.stringify(gradingLog)}, JSON.stringify({ cwd: process.cwd(), pid: process.pid }) + "\\n");
-const held = () => {
-  for (let dir = process.cwd(); dir.startsWith(${JSON.stringify(`${base}/`)}); dir = dirname(dir))
-    if (existsSync(join(dir, ${JSON.stringify(HOLD_GRADING)}))) return true;
-  return false;
-};
-while (held()) await new Promise((resolve) => setTimeout(resolve, 10));
+const CHECK_SCRIPT = `import { existsSync, readFileSync, writeFileSync } from "node:fs";
+writeFileSync(${JSON.stringify(GRADING_STARTED)}, "");
+while (existsSync(${JSON.stringify(HOLD_GRADING)})) await new Promise((resolve) => setTimeout(resolve, 10));
 if (readFileSync("src/value.txt", "utf8") !== "fixed\\n") process.exit(1);
 console.log("ok");
 `;
-}
 
 const SLEEPER = `import { writeFileSync } from "node:fs";
 writeFileSync("sleeper.pid", String(process.pid));
@@ -119,7 +130,6 @@ const GOT_SIGTERM = "got-sigterm";
 let exp: TempExperiment;
 let experiment: Experiment;
 let signals: string;
-let gradingLog: string;
 /** One tsx compile cache for every CLI the tests start (see `tmpDir`). */
 let tsxCache: string;
 let uninterrupted: VerdictDocument;
@@ -133,12 +143,11 @@ beforeAll(async () => {
   exp = await makeExperiment();
   const base = await realpath(exp.base);
   signals = join(base, "signals");
-  gradingLog = join(signals, "grading.log");
   tsxCache = join(base, "tsx-cache");
   await mkdir(signals);
   await mkdir(tsxCache);
   const fixture = {
-    "check.mjs": checkScript(gradingLog, base),
+    "check.mjs": CHECK_SCRIPT,
     "sleeper.mjs": SLEEPER,
     "stubborn.mjs": STUBBORN,
   };
@@ -146,8 +155,10 @@ beforeAll(async () => {
     await writeFile(join(exp.fixtureDir, path), content);
   await exp.writeAgent("slow-nop.mjs", SLOW_NOP);
   await exp.writeAgent("slow-fixer.mjs", SLOW_FIXER);
+  const task = (syntheticManifest().tasks as Array<Record<string, unknown>>)[0]!;
   await exp.writeManifest(
     syntheticManifest({
+      tasks: [{ ...task, expectedFiles: ["src/value.txt", HOLD_GRADING] }],
       variants: [
         { id: "baseline", composition: "plain", agent: "./agents/slow-nop.mjs" },
         { id: "fixer", composition: "careful", agent: "./agents/slow-fixer.mjs" },
@@ -304,12 +315,8 @@ const agentsStarted = (cli: { agentLog: string }) =>
 const openGate = (where: Scenario, trial: string) =>
   writeFile(join(where.gate, trial.replace("/", "-")), "");
 
-/** The command graders that started in this scenario's workspaces. */
-function gradings(where: Scenario): Array<{ cwd: string; pid: number }> {
-  return lines(gradingLog)
-    .map((line) => JSON.parse(line) as { cwd: string; pid: number })
-    .filter((grading) => grading.cwd.startsWith(`${where.tmp}/`));
-}
+/** The grading copies (their roots) in which the check started, in this scenario's TMPDIR. */
+const gradings = (where: Scenario) => markedCopies(where.tmp, GRADING_STARTED);
 
 function trialDirs(out: string): string[] {
   return uninterrupted.trials.map((t) =>
@@ -385,21 +392,6 @@ async function finishedRecords(out: string): Promise<Map<string, string>> {
   return records;
 }
 
-/** Running, not a zombie waiting for a parent that is gone. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.[0];
-    return state !== "Z";
-  } catch {
-    return true;
-  }
-}
-
 // Each scenario has its own --out and TMPDIR, so they all run side by side.
 describe.concurrent("an interrupted compare run", () => {
   describe("killed with SIGKILL, then --resume", () => {
@@ -436,21 +428,21 @@ describe.concurrent("an interrupted compare run", () => {
       await resumeAndCheck(where);
     });
 
-    it("while a command grader runs", async () => {
+    it("while a command grader runs: the grader dies with the run, and --resume grades again", async () => {
       const where = await scenario("kill-grading");
-      // Every grading in this scenario waits until the hold is lifted.
-      const hold = join(where.tmp, HOLD_GRADING);
-      await writeFile(hold, "");
-      const cli = startCli(where);
-      await waitFor("grading to start", () => gradings(where).length > 0, cli);
+      // The fixer's gradings in this scenario wait while their copy holds hold-grading.
+      const cli = startCli(where, [], { HL_TEST_HOLD_GRADING: "1" });
+      const held = () =>
+        gradings(where).filter((root) => existsSync(join(root, HOLD_GRADING))).length > 0;
+      await waitFor("a held grading", held, cli);
+      const graders = pidsWorkingIn(gradings(where));
+      expect(graders.length).toBeGreaterThan(0);
+      for (const pid of graders) strays.add(pid);
       await kill(cli);
-      expect(finishedCount(where.out)).toBe(0);
-      // The SIGKILL does not reach the graders the run started (each has a process group of its
-      // own): let them end.
-      const orphans = gradings(where).map((grading) => grading.pid);
-      for (const pid of orphans) strays.add(pid);
-      await rm(hold);
-      await waitFor("the orphaned graders to end", () => !orphans.some(isRunning));
+      // The held trial cannot have finished (a baseline trial beside it may have).
+      expect(finishedCount(where.out)).toBeLessThan(4);
+      // Its sandbox dies with the run (bubblewrap's --die-with-parent): no grader is left over.
+      await waitFor("the graders to die with the run", () => !graders.some(isRunning));
       await resumeAndCheck(where);
     });
 
@@ -531,14 +523,13 @@ describe.concurrent("an interrupted compare run", () => {
       await resumeAndCheck(where);
     });
 
-    it("a second Ctrl-C quits at once, killing a command that ignores SIGTERM; --resume clears what was left", async () => {
-      const where = await scenario("sigint-twice");
-      const sleeperFile = join(signals, "sleeper-twice.json");
+    it("Ctrl-C ends at once a command that ignores SIGTERM (its sandbox goes as a whole); --resume finishes the run", async () => {
+      const where = await scenario("sigint-stubborn");
+      const sleeperFile = join(signals, "sleeper-stubborn.json");
       const cli = startCli(where, [], {
         HL_TEST_SLEEPER: sleeperFile,
         HL_TEST_STUBBORN: "1",
-        // The harness would escalate to SIGKILL only after ten minutes: whatever kills the
-        // command before then is the second Ctrl-C.
+        // Were the command only sent SIGTERM, nothing would kill it for ten minutes.
         HARNESSLAB_KILL_GRACE_MS: "600000",
       });
       await waitFor("the long command to start", () => existsSync(sleeperFile), cli);
@@ -549,18 +540,27 @@ describe.concurrent("an interrupted compare run", () => {
       strays.add(sleeper);
 
       cli.child.kill("SIGINT");
-      await waitFor("the first Ctrl-C to be seen", () => cli.stderr().includes("interrupted"), cli);
-      await waitFor("the command to get SIGTERM", () => existsSync(join(cwd, GOT_SIGTERM)), cli);
-      // It ignored the SIGTERM: the first Ctrl-C alone now waits for it.
-      expect(isRunning(sleeper)).toBe(true);
+      const exit = await cli.exited;
+      expect(exit.code, exit.stderr).toBe(130);
+      expect(isRunning(sleeper)).toBe(false);
+      // Killed, not asked: it never saw a SIGTERM it could ignore.
+      expect(existsSync(join(cwd, GOT_SIGTERM))).toBe(false);
+      expect(await trialTemps(where)).toEqual([]);
+      expect(existsSync(join(where.out, LOCK))).toBe(false);
+
+      await resumeAndCheck(where);
+    });
+
+    it("a second Ctrl-C quits at once; --resume clears what was left", async () => {
+      const where = await scenario("sigint-twice");
+      const cli = startCli(where, [], { HL_TEST_GATE: where.gate });
+      await waitFor("an agent to start", () => agentsStarted(cli).length > 0, cli);
+      // Both signals arrive before the run can unwind.
+      cli.child.kill("SIGINT");
       cli.child.kill("SIGINT");
       const exit = await cli.exited;
       expect(exit.code).toBe(130);
-      await waitFor("the command to be gone", () => !isRunning(sleeper));
-      // No unwinding happened: the workspace stays for --resume, the lock was given up on exit.
-      expect((await trialTemps(where)).length).toBeGreaterThan(0);
       expect(existsSync(join(where.out, LOCK))).toBe(false);
-
       await resumeAndCheck(where);
     });
   });

@@ -18,6 +18,7 @@ import {
   syntheticManifest,
   type TempExperiment,
 } from "../support/experiment.js";
+import { isRunning, markedCopies, markThenWaitSource, pidsWorkingIn } from "../support/sandbox.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(REPO, "src", "cli", "bin.ts");
@@ -49,23 +50,21 @@ afterAll(async () => {
 interface Scenario {
   out: string;
   tmp: string;
-  marks: string;
-  /** A manifest whose command grader notes its pid in `marks`, then grades for a minute. */
+  /** A manifest whose command grader leaves GRADER_MARK in its copy, then grades for a minute. */
   slowManifest: string;
 }
+
+const GRADER_MARK = ".slow-grader-started";
 
 async function scenario(name: string): Promise<Scenario> {
   const out = exp.freshOut(name);
   await cp(exp.outDir, out, { recursive: true });
   const tmp = join(exp.base, `tmp-${name}`);
-  const marks = join(exp.base, `marks-${name}`);
   await mkdir(tmp);
-  await mkdir(marks);
+  // Kept outside the fixture: the sandbox shows it read-only. Its mark goes into its grading
+  // copy, the only place it may write.
   const grader = join(exp.base, `slow-grader-${name}.mjs`);
-  await writeFile(
-    grader,
-    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marks)} + "/" + process.pid, "");\nsetTimeout(() => {}, 60000);\n`,
-  );
+  await writeFile(grader, markThenWaitSource(GRADER_MARK));
   const slowManifest = await exp.writeManifest(
     syntheticManifest({
       tasks: [
@@ -83,7 +82,7 @@ async function scenario(name: string): Promise<Scenario> {
     }),
     `slow-${name}.json`,
   );
-  return { out, tmp: await realpath(tmp), marks, slowManifest };
+  return { out, tmp: await realpath(tmp), slowManifest };
 }
 
 interface Exit {
@@ -117,6 +116,11 @@ function startRegrade(where: Scenario): { child: ChildProcess; exited: Promise<E
   return { child, exited };
 }
 
+/** This machine's pids of the graders started in the scenario's grading copies. */
+async function graderPids(where: Scenario): Promise<number[]> {
+  return pidsWorkingIn(markedCopies(where.tmp, GRADER_MARK));
+}
+
 /** Polls every 10 ms; the bound only guards against a hang, it times nothing. */
 async function graderStarted(where: Scenario, exited: Promise<Exit>): Promise<number[]> {
   let gone = false;
@@ -124,7 +128,7 @@ async function graderStarted(where: Scenario, exited: Promise<Exit>): Promise<nu
     gone = true;
   });
   for (let i = 0; i < 3000; i += 1) {
-    const pids = (await readdir(where.marks)).map(Number);
+    const pids = await graderPids(where);
     if (pids.length > 0) return pids;
     if (gone) throw new Error(`the CLI exited before a grader started: ${(await exited).stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -132,13 +136,11 @@ async function graderStarted(where: Scenario, exited: Promise<Exit>): Promise<nu
   throw new Error("timed out waiting for a grader to start");
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+/** Polls every 10 ms; the bound only guards against a hang. */
+async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 3000 && !check(); i += 1)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(check()).toBe(true);
 }
 
 const workspaces = async (where: Scenario) =>
@@ -173,8 +175,7 @@ describe.concurrent("compare regrade stopped by a signal", () => {
       expect(exit.stderr).toContain(
         "the regrade was stopped before it finished: no new verdict was written",
       );
-      for (const pid of [...graders, ...(await readdir(where.marks)).map(Number)])
-        expect(isAlive(pid)).toBe(false);
+      for (const pid of graders) expect(isRunning(pid)).toBe(false);
       expect(await workspaces(where)).toEqual([]);
       expect(await regradeFiles(where.out)).toEqual([]);
       expect(await listTree(where.out)).toEqual(before);
@@ -188,11 +189,10 @@ describe.concurrent("compare regrade stopped by a signal", () => {
   it("SIGKILL: the lock and workspaces it leaves are cleared by the next regrade, which takes the lock over", async () => {
     const where = await scenario("sigkill");
     const cli = startRegrade(where);
-    await graderStarted(where, cli.exited);
+    const graders = await graderStarted(where, cli.exited);
+    for (const pid of graders) strays.add(pid);
     cli.child.kill("SIGKILL");
     await cli.exited;
-    const graders = (await readdir(where.marks)).map(Number);
-    for (const pid of graders) strays.add(pid);
 
     // What the killed regrade left: its lock (naming it a regrade), a workspace per trial it
     // was grading, each noted in its trial's folder.
@@ -206,10 +206,8 @@ describe.concurrent("compare regrade stopped by a signal", () => {
     const notes = (await listFiles(where.out)).filter((p) => p.endsWith(REGRADE_WORKSPACE_MARKER));
     // A note is written before its directory exists.
     expect(notes.length).toBeGreaterThanOrEqual(left.length);
-    for (const pid of graders) {
-      process.kill(pid, "SIGKILL");
-      strays.delete(pid);
-    }
+    // The graders' sandboxes died with the regrade (bubblewrap's --die-with-parent).
+    for (const pid of graders) await waitUntil(() => !isRunning(pid));
 
     const next = await regradeRun(where.out, { tempParent: where.tmp });
     expect(next.stem).toBe("verdict.regrade-001");

@@ -17,7 +17,10 @@
 //   command ran, e.g. the command grader's `evidence.durationMs`).
 // - trace.jsonl: nothing; the scripted host's trace holds no time, so it is compared byte for byte
 //   (as are prompt.txt, response.txt, stderr.txt and patch.diff).
-// - manifest.json: `effective.concurrency`, which records the setting itself (1 or 4).
+// - metrics.json: `seal` too: each run has its own secret key and run id, and the seal's file
+//   digests cover the files above whose timings differ. (The seal is checked by its own tests.)
+// - manifest.json: `effective.concurrency`, which records the setting itself (1 or 4), and
+//   `evidence.runId`, each run's own.
 // - verdict.md and verdict.html are renderings of verdict.json (and, for the HTML, the trial
 //   files): the test checks that each file is exactly that rendering, then compares the
 //   renderings of the two normalized verdicts.
@@ -61,6 +64,7 @@ function maskAttempts(attempts: unknown): void {
 }
 
 function normalizeMetrics(metrics: Json): Json {
+  delete metrics.seal;
   maskNumber(metrics, "durationMs");
   maskNumber(metrics, "agentWallTimeMs");
   maskAttempts(metrics.retriedAttempts);
@@ -398,7 +402,14 @@ describe("a concurrent run", () => {
     expect(b.evidence.executionOrder.map((j) => j.seq)).toEqual(
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
-    expect({ ...b, effective: { ...b.effective, concurrency: 1 } }).toEqual(a);
+    expect(b.evidence.runId).not.toBe(a.evidence.runId);
+    const withoutRunId = (m: RunManifest) => ({
+      ...m,
+      evidence: { ...m.evidence, runId: undefined },
+    });
+    expect(withoutRunId({ ...b, effective: { ...b.effective, concurrency: 1 } })).toEqual(
+      withoutRunId(a),
+    );
     expect(await readFile(join(concurrentOut(), "frozen-task.json"), "utf8")).toBe(
       await readFile(join(sequentialOut(), "frozen-task.json"), "utf8"),
     );

@@ -90,8 +90,8 @@ describe("isolation and leaks (4 variants × 2 trials, 2 at a time)", () => {
     for (const trial of leaky) {
       const response = await readFile(join(exp.outDir, trial.artifactDir, "response.txt"), "utf8");
       expect(response).toContain("cwd=<trial-root>");
-      // The command saw HOME = the private scratch directory; the report shows its placeholder.
-      expect(response).toContain('"HOME":"<trial-temp>/scratch"');
+      // The command saw the sandbox's own empty HOME, nothing of the harness's.
+      expect(response).toContain('"HOME":"/tmp/home"');
       expect(response).toContain('"cwd":"<trial-root>"');
     }
     expect(await filesContaining(exp.outDir, exp.trialsDir)).toEqual([]);

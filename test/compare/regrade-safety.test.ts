@@ -26,6 +26,7 @@ import {
   syntheticManifest,
   type TempExperiment,
 } from "../support/experiment.js";
+import { isRunning, markedCopies, markThenWaitSource, pidsWorkingIn } from "../support/sandbox.js";
 
 const LOCK = ".harnesslab-run.lock";
 
@@ -50,8 +51,8 @@ function withCheck(argv: string[], overrides: Record<string, unknown> = {}) {
 
 let exp: TempExperiment;
 let original: VerdictDocument;
-/** Where the grader of `slow.json` notes each start (a file named by its pid). */
-let marks: string;
+/** What the grader of `slow.json` leaves in its grading copy when it starts. */
+const SLOW_GRADER_MARK = ".slow-grader-started";
 let slowManifest: string;
 
 beforeAll(async () => {
@@ -61,14 +62,9 @@ beforeAll(async () => {
     tempParent: exp.trialsDir,
   }));
   expect(original.status).toBe("accept");
-  marks = join(exp.base, "marks");
-  await mkdir(marks);
   // Notes that it started, then grades for a long time: a stop has to cut it short.
   const slowGrader = join(exp.base, "slow-grader.mjs");
-  await writeFile(
-    slowGrader,
-    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marks)} + "/" + process.pid, "");\nsetTimeout(() => {}, 60000);\n`,
-  );
+  await writeFile(slowGrader, markThenWaitSource(SLOW_GRADER_MARK));
   slowManifest = await exp.writeManifest(withCheck(["node", slowGrader]), "slow.json");
 });
 
@@ -88,15 +84,6 @@ async function rejection(attempt: Promise<unknown>): Promise<InvalidInputError> 
   );
   expect(error).toBeInstanceOf(InvalidInputError);
   return error as InvalidInputError;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean): Promise<void> {
@@ -341,7 +328,9 @@ describe("a stopped regrade", () => {
       concurrency: 2,
       signal: controller.signal,
     });
-    await waitFor("a grader to start", async () => (await readdir(marks)).length > 0);
+    const graderPids = () => pidsWorkingIn(markedCopies(exp.trialsDir, SLOW_GRADER_MARK));
+    await waitFor("a grader to start", () => graderPids().length > 0);
+    const graders = graderPids();
     // While it grades, it holds --out: a resume there is refused, naming the regrade.
     await expect(
       runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir, resume: true }),
@@ -349,9 +338,8 @@ describe("a stopped regrade", () => {
     controller.abort(new Error("stopped by SIGINT"));
     await expect(regrade).rejects.toThrow("stopped by SIGINT");
 
-    const graders = (await readdir(marks)).map(Number);
     expect(graders.length).toBeGreaterThan(0);
-    for (const pid of graders) expect(isAlive(pid)).toBe(false);
+    for (const pid of graders) expect(isRunning(pid)).toBe(false);
     expect(await readdir(exp.trialsDir)).toEqual([]);
     expect(await listTree(outDir)).toEqual(before);
     expect(existsSync(join(outDir, LOCK))).toBe(false);
@@ -359,8 +347,6 @@ describe("a stopped regrade", () => {
     const next = await regradeRun(outDir, { tempParent: exp.trialsDir });
     expect(next.stem).toBe("verdict.regrade-001");
     expect(next.changes).toEqual([]);
-    await rm(marks, { recursive: true });
-    await mkdir(marks);
   });
 
   it("killed outright leaves what the next regrade clears: its lock, workspaces, checks and half-written files", async () => {

@@ -1,7 +1,7 @@
 // Re-grading recorded trials: the graders run again on each recorded patch applied to a fresh
 // copy of the fixture, no agent runs, and the new verdict is written beside the old one.
 import { spawn } from "node:child_process";
-import { cp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -191,38 +191,34 @@ describe("regrade", () => {
 });
 
 describe("regrade of single trials", () => {
-  it("makes a trial whose recorded patch no longer applies an infrastructure error, and only that trial", async () => {
+  it("refuses to re-grade a run whose patch.diff or metrics.json changed since the run, naming each trial, and writes nothing", async () => {
     await exp.writeManifest(syntheticManifest());
     const copy = exp.freshOut("out-bad-patch");
     await cp(exp.outDir, copy, { recursive: true });
-    const broken = "fixer/fix-value/trial-001";
-    const patchFile = join(copy, broken, "patch.diff");
+    const edited = "fixer/fix-value/trial-001";
+    const patchFile = join(copy, edited, "patch.diff");
     const patch = await readFile(patchFile, "utf8");
     expect(patch).toContain("-old");
-    // The context no longer matches the fixture, as when patch.diff was edited by hand.
+    // As when patch.diff is edited by hand, or rewritten by code that reached --out.
     await writeFile(patchFile, patch.replace("-old", "-older"));
+    // A forged outcome: the baseline's first trial claims it passed.
+    const forged = "baseline/fix-value/trial-001";
+    const metricsFile = join(copy, forged, "metrics.json");
+    const metrics = JSON.parse(await readFile(metricsFile, "utf8")) as Record<string, unknown>;
+    await writeFile(
+      metricsFile,
+      JSON.stringify({ ...metrics, outcome: "passed", score: 100, gradePassed: true }, null, 2),
+    );
+    const before = await readdir(copy);
 
-    const result = await regradeRun(copy, { tempParent: exp.trialsDir });
-    const byDir = new Map(result.verdict.trials.map((t) => [t.artifactDir, t]));
-    expect(byDir.get(broken)).toMatchObject({
-      outcome: "infrastructure_error",
-      infraReason: "grader_failed",
-      score: null,
-    });
-    expect(byDir.get(broken)?.explanation).toMatch(
-      /^grader_failed: the recorded patch does not apply/,
-    );
-    for (const trial of original.trials.filter((t) => t.artifactDir !== broken))
-      expect(byDir.get(trial.artifactDir)).toMatchObject({
-        outcome: trial.outcome,
-        score: trial.score,
-      });
-    // The other fixer trial still passed, so fixer's pass rate (infrastructure errors left out) stays 1.
-    expect(result.summary).toMatchObject({ up: 0, down: 1, other: 0, passRates: [] });
-    const validation = validationDocumentSchema.parse(
-      await readJson(copy, `${broken}/${result.stem.replace(/^verdict\./, "validation.")}.json`),
-    );
-    expect(validation.error).toMatch(/^the recorded patch does not apply/);
+    const error = await regradeRun(copy, { tempParent: exp.trialsDir }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidInputError);
+    const problems = (error as InvalidInputError).problems;
+    expect(problems.map((p) => p.path).sort()).toEqual([forged, edited].sort());
+    expect(problems.find((p) => p.path === edited)?.message).toContain("patch.diff");
+    expect(problems.find((p) => p.path === forged)?.message).toContain("not written by this run");
+    expect((error as Error).message).toContain("--resume");
+    expect(await readdir(copy)).toEqual(before);
   });
 
   it("keeps the record of a trial that never reached grading, and gives the new verdict its checks", async () => {

@@ -438,6 +438,85 @@ describe("what a resume does not count", () => {
       expect(await listFiles(dirOf(outDir, t))).toEqual([...TRIAL_FILES]);
   });
 
+  it("counts only records the run sealed: a forged outcome, an edited patch and a planted record are set aside and run again", async () => {
+    const outDir = await copyOfFullRun("forged-records");
+    const [a, b, c] = full.trials.filter((t) => t.variant === "baseline");
+    await rm(join(outDir, "verdict.json"));
+    // A forged outcome: a baseline trial that failed now claims it passed.
+    const aFile = join(dirOf(outDir, a!), "metrics.json");
+    const aRecord = JSON.parse(await readFile(aFile, "utf8")) as Record<string, unknown>;
+    expect(aRecord.outcome).toBe("failed");
+    await writeFile(
+      aFile,
+      JSON.stringify({ ...aRecord, outcome: "passed", score: 100, gradePassed: true }, null, 2),
+    );
+    // A patch changed after the record was sealed.
+    await writeFile(join(dirOf(outDir, b!), "patch.diff"), "diff --git a/x b/x\n");
+    // A whole record planted where the trial never finished, seal and all, copied from another.
+    await rm(dirOf(outDir, c!), { recursive: true });
+    await cp(dirOf(outDir, full.trials.find((t) => t.variant === "fixer")!), dirOf(outDir, c!), {
+      recursive: true,
+    });
+    const cFile = join(dirOf(outDir, c!), "metrics.json");
+    const cRecord = JSON.parse(await readFile(cFile, "utf8")) as Record<string, unknown>;
+    await writeFile(
+      cFile,
+      JSON.stringify({ ...cRecord, variant: c!.variant, trial: c!.trial, seq: c!.seq }, null, 2),
+    );
+
+    const calls: string[] = [];
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+      executorFor: () => recordingExecutor(new ScriptedExecutor(), calls),
+    });
+    const ids = [a!, b!, c!].map((t) => `${t.variant}/${t.task}/${t.trial}`).sort();
+    expect(calls.sort()).toEqual(ids);
+    expect(comparable(verdict)).toEqual(comparable(full));
+    expect(verdict.rejectedRecords.map((r) => r.artifactDir).sort()).toEqual(
+      [a!, b!, c!].map((t) => t.artifactDir).sort(),
+    );
+    const reasons = new Map(verdict.rejectedRecords.map((r) => [r.artifactDir, r.reason]));
+    expect(reasons.get(a!.artifactDir)).toMatch(/not written by this run/);
+    expect(reasons.get(b!.artifactDir)).toMatch(/patch\.diff/);
+    // What was found is kept as evidence, and the reports say so.
+    for (const r of verdict.rejectedRecords) {
+      expect(r.movedTo).toMatch(/^rejected-records\//);
+      expect(await exists(join(outDir, r.movedTo, "metrics.json"))).toBe(true);
+    }
+    expect(await readFile(join(outDir, "verdict.md"), "utf8")).toContain("Records set aside");
+  });
+
+  it("runs every trial again when the run's key is not on this machine, saying where it was looked for", async () => {
+    const outDir = await copyOfFullRun("no-key");
+    await rm(join(outDir, "verdict.json"));
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+      stateDir: join(exp.base, "another-machine-state"),
+    });
+    expect(verdict.rejectedRecords).toHaveLength(full.trials.length);
+    expect(verdict.rejectedRecords[0]?.reason).toMatch(/is not on this machine/);
+    expect(comparable(verdict)).toEqual(comparable(full));
+  });
+
+  it("refuses --resume into a folder that holds files but no run, and writes nothing", async () => {
+    const outDir = exp.freshOut("not-a-run");
+    await mkdir(outDir);
+    await writeFile(join(outDir, "notes.txt"), "the user's own file\n");
+    const before = await listTree(outDir);
+    const error = await runManifest(exp.manifestPath, {
+      outDir,
+      tempParent: exp.trialsDir,
+      resume: true,
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ExperimentInputError);
+    expect((error as Error).message).toMatch(/no run harnesslab started/);
+    expect(await listTree(outDir)).toEqual(before);
+  });
+
   it("removes the workspace a killed trial left only when its note names a trial directory in the temp parent", async () => {
     const outDir = await copyOfFullRun("abandoned-workspaces");
     const [a, b, c, d] = full.trials;

@@ -11,6 +11,7 @@ import {
   trialMetricsSchema,
   validationDocumentSchema,
 } from "../../src/compare/index.js";
+import { createRunKey, defaultStateDir } from "../../src/compare/record-seal.js";
 import { runTrial } from "../../src/compare/trial.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { snapshotTree } from "../../src/workspace/index.js";
@@ -26,6 +27,7 @@ import {
   type TempExperiment,
   TRIAL_FILES,
 } from "../support/experiment.js";
+import { testSandbox } from "../support/sandbox.js";
 
 /** One trial at a time, so a hook in onProgress acts between two known trials. */
 function sequentialManifest(overrides: Record<string, unknown> = {}) {
@@ -177,7 +179,7 @@ describe("a grader that breaks", () => {
       });
       const stderr = await readFile(join(exp.outDir, trial.artifactDir, "stderr.txt"), "utf8");
       expect(stderr).toContain("grader missing");
-      expect(stderr).toContain("ENOENT");
+      expect(stderr).toContain("No such file or directory");
       // The grade that shows the failure is kept as evidence.
       const validation = validationDocumentSchema.parse(
         await readJson(exp.outDir, `${trial.artifactDir}/validation.json`),
@@ -220,6 +222,8 @@ describe("a grader that breaks", () => {
       artifactDir,
       secretValues: [],
       tempParent: exp.trialsDir,
+      sandbox: await testSandbox(),
+      runKey: await createRunKey(defaultStateDir()),
     });
     expect(metrics).toMatchObject({
       outcome: "infrastructure_error",

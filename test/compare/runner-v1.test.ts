@@ -121,11 +121,22 @@ describe("harness-compare.v1 layout", () => {
   it("runs a v1 manifest (qoder host behind the executor seam) into H0/ and H1/", async () => {
     const outDir = join(ws.parent, "out");
     let verdict: VerdictDocument;
+    // A v1 manifest runs the qoder host, which cannot run contained: a run says so and goes on
+    // only when asked to.
+    await expect(
+      runManifest(join(ws.dir, "experiment.json"), {
+        outDir,
+        trials: 1,
+        executorFor: () => new FakeQoderExecutor(),
+      }),
+    ).rejects.toThrow(/qoder host cannot run inside the OS sandbox/);
     ({ verdict } = await runManifest(join(ws.dir, "experiment.json"), {
       outDir,
       trials: 1,
       executorFor: () => new FakeQoderExecutor(),
+      unsafeNoSandbox: true,
     }));
+    expect(verdict.containment).toMatchObject({ kind: "none", unsafe: true });
     expect((await readdir(outDir)).sort()).toEqual(
       [
         "H0",

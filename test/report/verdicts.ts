@@ -101,6 +101,7 @@ export function buildVerdict(
   const retried = trials.filter((t) => t.retriedAttempts.length > 0);
   return {
     schemaVersion: "harnesslab.verdict.v1",
+    rejectedRecords: [],
     status: statistics.status,
     reason: statistics.reason,
     host: "scripted",

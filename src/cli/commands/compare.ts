@@ -24,6 +24,7 @@ interface RunOptions {
   resume?: boolean;
   stopEarly?: boolean;
   retryInfra?: number;
+  unsafeNoSandbox?: boolean;
 }
 
 function wholeNumber(name: string, min: number, max: number) {
@@ -74,6 +75,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
       "--stop-early",
       "stop starting trials once no outcome of the remaining ones can change the verdict's status",
     )
+    .option(
+      "--unsafe-no-sandbox",
+      "run the agent's code (validation commands, graders, the host) without an OS sandbox: it gets your user, files and network, and the verdict says so first",
+    )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
       setExit(await runCompare(manifest, options, io)),
@@ -118,6 +123,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
       "trials graded at once (default: the run's concurrency)",
       positiveInt("--concurrency", 16),
     )
+    .option(
+      "--unsafe-no-sandbox",
+      "run the graders' commands without an OS sandbox (the new verdict says so first)",
+    )
     .option("--json", "print the new verdict document as JSON on stdout (the summary on stderr)")
     .action(
       async (
@@ -126,6 +135,7 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
           manifest?: string;
           graderContract?: string[];
           concurrency?: number;
+          unsafeNoSandbox?: boolean;
           json?: boolean;
         },
       ) => setExit(await runRegrade(outDir, options, io)),
@@ -171,6 +181,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.resume ? { resume: true } : {}),
       ...(options.stopEarly ? { stopEarly: true } : {}),
       ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
+      ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
       signal: stop.signal,
@@ -192,7 +203,13 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
  */
 async function runRegrade(
   outDirArg: string,
-  options: { manifest?: string; graderContract?: string[]; concurrency?: number; json?: boolean },
+  options: {
+    manifest?: string;
+    graderContract?: string[];
+    concurrency?: number;
+    unsafeNoSandbox?: boolean;
+    json?: boolean;
+  },
   io: CliIO,
 ): Promise<number> {
   const outDir = resolve(io.cwd, outDirArg);
@@ -208,6 +225,7 @@ async function runRegrade(
     const result = await regradeRun(outDir, {
       ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),
       ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+      ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       graderContracts: options.graderContract ?? [],
       cwd: io.cwd,
       signal: stop.signal,

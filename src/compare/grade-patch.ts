@@ -1,0 +1,157 @@
+// The one grading path of run and regrade: a trial is graded from its captured patch, applied to
+// a fresh copy of the frozen fixture, by graders whose commands run contained, after the agent
+// and everything it started are gone. Nothing the trial left in its own workspace (a daemon, a
+// file git was told to ignore, a FIFO, a fixture changed and restored) can reach a grade.
+import type { Grade, GradeCheck } from "../graders/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
+import {
+  applyPatch,
+  createTrialWorkspace,
+  isWorkspaceError,
+  snapshotTree,
+  type TreeSnapshot,
+  type TrialWorkspace,
+  treeDifferences,
+} from "../workspace/index.js";
+import type { TrialInfraReason } from "./artifacts-contract.js";
+import type { TaskSpec } from "./experiment.js";
+import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
+
+/** The grader id of the harness's own checks on a trial's change, before any task grader. */
+export const INTEGRITY_GRADER = "integrity";
+
+/** A failed integrity check: the trial's change cannot be graded, and that is the trial's doing. */
+export function integrityGrade(check: string, detail: string, evidence?: unknown): Grade {
+  const failed: GradeCheck = {
+    id: check,
+    weight: 1,
+    passed: false,
+    detail,
+    ...(evidence === undefined ? {} : { evidence }),
+  };
+  return { grader: INTEGRITY_GRADER, checks: [failed], score: 0, passed: false };
+}
+
+export interface GradePatchInput {
+  task: TaskSpec;
+  graders: readonly PreparedGrader[];
+  /** The fixture as frozen when the run began; the grading copy must equal it. */
+  fixtureSnapshot: TreeSnapshot;
+  /** The trial's patch (empty: no change). */
+  patch: Uint8Array;
+  changedFiles: string[];
+  finalText: string;
+  sandbox: CommandSandbox;
+  tempParent?: string;
+  /** Notes the grading workspace's directory before it exists (for --resume to clean up). */
+  beforeCreate: (tempDir: string) => Promise<void>;
+  /**
+   * The trial's final tree (run only): the patched copy must reproduce it, or the change holds
+   * something a patch cannot carry and the trial fails its integrity check.
+   */
+  expectedTree?: TreeSnapshot;
+  signal?: AbortSignal;
+}
+
+export interface GradePatchResult {
+  grades: Grade[];
+  /** A harness step or a grader broke: the trial's infrastructure error. */
+  harnessFailure?: { reason: TrialInfraReason; message: string };
+  /** Replaces the grading workspace's paths with placeholders (identity once it is gone). */
+  scrubPaths: (text: string) => string;
+}
+
+/** Grades one trial's patch on a fresh, verified copy of the fixture; removes the copy after. */
+export async function gradePatch(input: GradePatchInput): Promise<GradePatchResult> {
+  let workspace: TrialWorkspace | undefined;
+  let running: string | undefined;
+  const grades: Grade[] = [];
+  const result = (fields: Partial<GradePatchResult>): GradePatchResult => {
+    const scrub = workspace ? workspace.scrubPaths : (text: string) => text;
+    return { grades, scrubPaths: scrub, ...fields };
+  };
+  try {
+    try {
+      workspace = await createTrialWorkspace(input.task.fixtureDir, {
+        ...(input.tempParent ? { tempParent: input.tempParent } : {}),
+        beforeCreate: input.beforeCreate,
+        expectedFixture: input.fixtureSnapshot,
+      });
+    } catch (error) {
+      const changed = isWorkspaceError(error) && error.code === "fixture-changed";
+      return result({
+        harnessFailure: {
+          reason: changed ? "fixture_changed" : "fixture_copy_failed",
+          message: `cannot prepare the grading copy: ${(error as Error).message}`,
+        },
+      });
+    }
+    if (input.patch.length > 0) {
+      const applied = await applyPatch(workspace.root, input.patch, {
+        tempDir: workspace.scratchDir,
+      });
+      if (!applied.ok) {
+        // A patch captured from this very fixture always applies; one that does not was made
+        // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
+        if (input.expectedTree !== undefined) {
+          grades.push(
+            integrityGrade(
+              "patch-applies",
+              `the trial's patch does not apply to a fresh copy of the fixture: ${applied.message}`,
+            ),
+          );
+          return result({});
+        }
+        return result({
+          harnessFailure: {
+            reason: "grader_failed",
+            message: `the recorded patch does not apply: ${applied.message}`,
+          },
+        });
+      }
+    }
+    if (input.expectedTree !== undefined) {
+      const reproduced = await snapshotTree(workspace.root, { mode: "trial" });
+      const differing = treeDifferences(input.expectedTree, reproduced);
+      if (differing.length > 0) {
+        grades.push(
+          integrityGrade(
+            "patch-reproduces",
+            `the trial's change cannot be expressed as a patch: ${differing.slice(0, 10).join(", ")}${differing.length > 10 ? `, … (${differing.length} paths)` : ""} differ between the trial and the fixture with its patch applied`,
+            { paths: differing.slice(0, 100) },
+          ),
+        );
+        return result({});
+      }
+    }
+    for (const prepared of input.graders) {
+      running = prepared.id;
+      const grade = await prepared.grader.grade({
+        trialRoot: workspace.root,
+        changedFiles: input.changedFiles,
+        expectedFiles: input.task.expectedFiles,
+        finalText: input.finalText,
+        scratchDir: workspace.scratchDir,
+        sandbox: input.sandbox,
+        ...(input.signal ? { signal: input.signal } : {}),
+      });
+      grades.push(grade);
+      const problem = gradeInfrastructureProblem(prepared, grade);
+      if (problem !== null)
+        return result({
+          harnessFailure: { reason: "grader_failed", message: `grader ${prepared.id}: ${problem}` },
+        });
+    }
+    return result({});
+  } catch (error) {
+    const message = `${running === undefined ? "" : `grader ${running}: `}${error instanceof Error ? error.message : String(error)}`;
+    return result({
+      harnessFailure: {
+        reason: input.signal?.aborted ? "run_aborted" : "grader_failed",
+        message,
+      },
+    });
+  } finally {
+    await workspace?.cleanup().catch(() => {});
+  }
+}
