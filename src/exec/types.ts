@@ -1,5 +1,6 @@
 import type { HostId } from "../hosts/index.js";
 import type { ToolPolicy } from "../policy/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
 import type { RuntimeReceipt } from "./receipt.js";
 
 /** Agent runtimes an executor can drive (SPEC §2): the one list in `src/hosts`. */
@@ -34,6 +35,11 @@ export interface ExecutorRunInput {
   signal?: AbortSignal;
   /** A private directory outside the trial root for the run's isolated home and config. */
   scratchDir: string;
+  /**
+   * Contains every process that may run the trial's code: the validation commands the agent
+   * runs (and, for real hosts, the host's own process, which runs them itself).
+   */
+  sandbox: CommandSandbox;
   runtime: RuntimeSettings;
   /**
    * Scripted host only: a built-in agent (`nop`, `oracle:<absolute patch path>`) or the absolute

@@ -22,6 +22,7 @@ import {
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { claudeCodeBinary, IN_CI, realClientAvailable } from "../support/anthropic-real-clients.js";
+import { testSandbox } from "../support/sandbox.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "fix-the-bug");
 const FAKE_KEY = "sk-ant-loopback-fake-key-0123456789";
@@ -131,6 +132,7 @@ async function directTrial(
     policy,
     timeoutMs,
     scratchDir,
+    sandbox: await testSandbox(),
     runtime,
     trialIndex: 1,
     variant: "v",
@@ -261,7 +263,13 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
           .trim()
           .split("\n")
           .map((line) => JSON.parse(line) as Record<string, unknown>);
-        expect(trace[0]).toMatchObject({ type: "system", subtype: "init" });
+        // Claude Code ran in the trial's sandbox, its credential kept outside.
+        expect(trace[0]).toMatchObject({
+          type: "harness.contained",
+          sandbox: expect.stringMatching(/^bubblewrap /),
+          viaEndpointProxy: true,
+        });
+        expect(trace[1]).toMatchObject({ type: "system", subtype: "init" });
         expect(trace.at(-1)).toMatchObject({
           type: "result",
           subtype: "success",

@@ -14,6 +14,7 @@ import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
 import { promptWithPreamble, SdkMissingError } from "../../src/exec/sdk/common.js";
 import type { ExecutorRunInput, RuntimeSettings } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
+import { createUnsandboxed } from "../../src/sandbox/index.js";
 import {
   apiErrorResult,
   assistantMessage,
@@ -27,6 +28,7 @@ import {
   simulateToolCall,
   toolResultMessage,
 } from "../support/anthropic-sdk-fakes.js";
+import { testSandbox } from "../support/sandbox.js";
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -68,6 +70,8 @@ async function trial(
     policy,
     timeoutMs: 30_000,
     scratchDir: scratch,
+    // The option mapping under --unsafe-no-sandbox; the contained mapping has tests of its own.
+    sandbox: createUnsandboxed(),
     runtime: settings,
     trialIndex: 2,
     variant: "candidate",
@@ -191,6 +195,38 @@ describe("ClaudeCodeExecutor options", () => {
   it("is what createExecutor returns for claude-code (and PiExecutor for pi)", () => {
     expect(createExecutor("claude-code")).toBeInstanceOf(ClaudeCodeExecutor);
     expect(createExecutor("pi")).toBeInstanceOf(PiExecutor);
+  });
+});
+
+describe("ClaudeCodeExecutor contained (bubblewrap)", () => {
+  it("starts Claude Code through the sandbox and gives it the endpoint proxy and a placeholder, never the key", async () => {
+    const { input } = await trial({}, { sandbox: await testSandbox() });
+    const { executor: ex, calls } = executor(completedRun);
+    const receipt = await ex.run(input);
+    expect(receipt.status).toBe("completed");
+    const options = calls[0]!.options;
+    expect(typeof options.spawnClaudeCodeProcess).toBe("function");
+    expect(options.env).toMatchObject({
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:40117",
+      ANTHROPIC_API_KEY: "harnesslab-sandboxed-credential",
+    });
+    expect(JSON.stringify(options.env)).not.toContain(SECRET);
+    expect(receipt.trace[0]).toMatchObject({
+      type: "harness.contained",
+      endpoint: "http://127.0.0.1:9",
+      viaEndpointProxy: true,
+    });
+  });
+
+  it("refuses Bedrock or Vertex credentials, which cannot stay outside the sandbox, without starting Claude Code", async () => {
+    const { input } = await trial({}, { sandbox: await testSandbox() });
+    const { executor: ex, calls } = executor(completedRun, {
+      env: { ...ENV, CLAUDE_CODE_USE_BEDROCK: "1" },
+    });
+    const receipt = await ex.run(input);
+    expect(receipt).toMatchObject({ status: "infra_error", infraReason: "config_invalid" });
+    expect(receipt.error).toMatch(/CLAUDE_CODE_USE_BEDROCK is set.*--unsafe-no-sandbox/);
+    expect(calls).toHaveLength(0);
   });
 });
 

@@ -27,6 +27,7 @@ import {
 } from "../../src/exec/loopback/index.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { createTrialWorkspace } from "../../src/workspace/index.js";
+import { testSandbox } from "../support/sandbox.js";
 
 const binary = locateCodexBinary();
 if (!binary.ok) {
@@ -295,6 +296,7 @@ describeReal("the real Codex client against the loopback Responses server", () =
         policy,
         timeoutMs: 45_000,
         scratchDir: workspace.scratchDir,
+        sandbox: await testSandbox(),
         runtime: {
           model: MODEL,
           tools: ["Read", "Edit", "Bash"],

@@ -1,6 +1,7 @@
 // CodexExecutor against a fake SDK module at its injectable seam. The fake emits events of the
 // SDK's own types, writes a session rollout the way the CLI does, and a small shell script plays
 // the Codex binary for the pre-flight (`--version`, `login status`).
+import { existsSync } from "node:fs";
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,10 @@ import {
 } from "../../src/exec/index.js";
 import { SdkMissingError } from "../../src/exec/sdk/common.js";
 import { createToolPolicy, type ToolPolicy } from "../../src/policy/index.js";
+import { createUnsandboxed } from "../../src/sandbox/index.js";
+import { testSandbox } from "../support/sandbox.js";
+
+const testSandboxInstance = await testSandbox();
 
 // The real module fits the seam the executor declares (checked by the compiler).
 type RealModuleFitsTheSeam = typeof import("@openai/codex-sdk") extends CodexSdkModule
@@ -224,6 +229,8 @@ function runInput(overrides: Partial<ExecutorRunInput> = {}): ExecutorRunInput {
     policy,
     timeoutMs: 20_000,
     scratchDir: scratch,
+    // The option mapping under --unsafe-no-sandbox; the contained mapping has tests of its own.
+    sandbox: createUnsandboxed(),
     runtime: {
       model: "gpt-5.5",
       tools: TOOLS,
@@ -395,6 +402,36 @@ describe("CodexExecutor option mapping", () => {
     expect(calls.options?.env?.HARNESSLAB_CODEX_ENDPOINT_KEY).toBe(SECRET);
     const config = await readFile(join(scratch, "home", ".codex", "config.toml"), "utf8");
     expect(config).toContain('base_url = "https://gateway.example/v1"');
+  });
+
+  it("contained: starts Codex through a launcher into the sandbox, with the endpoint proxy as its provider and no key", async () => {
+    const { calls, receipt } = await run(
+      { events: [...started, ...finished()] },
+      { env: { PATH: "/bin", OPENAI_API_KEY: SECRET } },
+      { sandbox: testSandboxInstance },
+    );
+    expect(receipt.status).toBe("completed");
+    expect(calls.options?.codexPathOverride).toMatch(/codex-launch-[^/]+\/codex$/);
+    expect(calls.options?.env).toMatchObject({
+      HARNESSLAB_CODEX_ENDPOINT_KEY: "harnesslab-sandboxed-credential",
+    });
+    expect(calls.options?.env?.OPENAI_API_KEY).toBeUndefined();
+    expect(JSON.stringify(calls.options)).not.toContain(SECRET);
+    const config = await readFile(join(scratch, "home", ".codex", "config.toml"), "utf8");
+    expect(config).toContain('base_url = "http://127.0.0.1:40117/v1"');
+    // The launcher is gone with the run.
+    expect(existsSync(calls.options?.codexPathOverride ?? "")).toBe(false);
+  });
+
+  it("contained: refuses a codex login alone (its tokens would sit beside the agent's code)", async () => {
+    const { receipt, calls } = await run(
+      { events: [...started, ...finished()] },
+      { env: { PATH: "/bin" }, pathToExecutable: loggedInBinary },
+      { sandbox: testSandboxInstance },
+    );
+    expect(receipt).toMatchObject({ status: "infra_error", infraReason: "config_invalid" });
+    expect(receipt.error).toMatch(/codex login.*--unsafe-no-sandbox/);
+    expect(calls.constructed).toBe(0);
   });
 
   it("maps permission mode plan to the read-only sandbox and leaves the model to Codex when none is set", async () => {

@@ -12,6 +12,7 @@ import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { IN_CI, packageInstalled, realClientAvailable } from "../support/anthropic-real-clients.js";
+import { testSandbox } from "../support/sandbox.js";
 
 const KEY = "sk-ant-pi-loopback-key-0123456789";
 const DECOYS = {
@@ -46,6 +47,7 @@ async function trial(): Promise<ExecutorRunInput> {
   await mkdir(root, { recursive: true });
   await mkdir(scratchDir);
   return {
+    sandbox: await testSandbox(),
     prompt: "What is 6 * 7? Answer with the number.",
     preamble: "",
     cwd: root,

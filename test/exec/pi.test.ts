@@ -16,6 +16,7 @@ import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
 import { SdkMissingError } from "../../src/exec/sdk/common.js";
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
+import { testSandbox } from "../support/sandbox.js";
 
 type MessageEnd = Extract<AgentSessionEvent, { type: "message_end" }>;
 type AssistantMessage = Extract<MessageEnd["message"], { role: "assistant" }>;
@@ -45,6 +46,7 @@ async function trial(extra: Partial<ExecutorRunInput> = {}, model = "claude-sonn
     }),
     timeoutMs: 30_000,
     scratchDir: scratch,
+    sandbox: await testSandbox(),
     runtime: { model, tools: ["Read"], allowedTools: [], disallowedTools: [] },
     trialIndex: 1,
     variant: "pi-a",

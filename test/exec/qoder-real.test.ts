@@ -21,6 +21,7 @@ import { QoderExecutor, type QoderExecutorOptions } from "../../src/exec/qoder/i
 import { type RuntimeReceipt, runtimeReceiptSchema } from "../../src/exec/receipt.js";
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
+import { createUnsandboxed } from "../../src/sandbox/index.js";
 
 function installedCli(): string | null {
   try {
@@ -95,6 +96,8 @@ async function run(options: QoderExecutorOptions): Promise<RuntimeReceipt> {
     }),
     timeoutMs: RUN_TIMEOUT_MS,
     scratchDir: scratch,
+    // Qoder runs only without the OS sandbox (it refuses one; see QODER_NOT_CONTAINABLE).
+    sandbox: createUnsandboxed(),
     runtime: {
       tools,
       allowedTools: [],
@@ -251,6 +254,8 @@ describeReal("a whole experiment on the real Qoder client without a login", () =
         executorFor: () => new QoderExecutor({ env: BARE_ENV, auth: "qodercli-login", ...quiet }),
         tempParent: base,
         env: BARE_ENV,
+        // The qoder host cannot run contained (QODER_NOT_CONTAINABLE).
+        unsafeNoSandbox: true,
       });
       expect(verdict).toBeDefined();
       for (const variant of ["plain", "scoped"]) {

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createExecutor } from "../../src/exec/factory.js";
 import {
   MINIMAL_SYSTEM_PROMPT,
+  QODER_NOT_CONTAINABLE,
   QoderExecutor,
   type QoderExecutorOptions,
   resolveQoderAuth,
@@ -16,6 +17,8 @@ import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
 import { SdkMissingError } from "../../src/exec/sdk/common.js";
 import type { ExecutorRunInput, RuntimeSettings } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
+import { createUnsandboxed } from "../../src/sandbox/index.js";
+import { testSandbox } from "../support/sandbox.js";
 import {
   assistantMessage,
   CLI_VERSION,
@@ -79,6 +82,8 @@ async function trial(
     policy,
     timeoutMs: 20_000,
     scratchDir: scratch,
+    // Qoder runs only without the OS sandbox (it refuses one; see QODER_NOT_CONTAINABLE).
+    sandbox: createUnsandboxed(),
     runtime: settings,
     trialIndex: 2,
     variant: "verified",
@@ -108,6 +113,17 @@ async function* completes(): AsyncGenerator<SDKMessage, void> {
 function parsed(receipt: unknown) {
   return runtimeReceiptSchema.parse(receipt);
 }
+
+describe("QoderExecutor containment", () => {
+  it("refuses to run inside the OS sandbox, saying why and what to do, before starting anything", async () => {
+    const { input, cli } = await trial();
+    const { ex, calls } = executor(completes, cli);
+    const receipt = await ex.run({ ...input, sandbox: await testSandbox() });
+    expect(receipt).toMatchObject({ status: "infra_error", infraReason: "config_invalid" });
+    expect(receipt.error).toBe(QODER_NOT_CONTAINABLE);
+    expect(calls).toHaveLength(0);
+  });
+});
 
 describe("QoderExecutor options", () => {
   it("maps the default profile to query() exactly: the CLI's own prompt, no settings, no MCP, an ephemeral session", async () => {

@@ -15,6 +15,9 @@ import {
   snapshotTree,
   type TrialWorkspace,
 } from "../../src/workspace/index.js";
+import { testSandbox } from "../support/sandbox.js";
+
+const testSandboxInstance = await testSandbox();
 
 let base: string;
 let fixture: string;
@@ -75,6 +78,7 @@ function runInput(agent: string, overrides: Partial<ExecutorRunInput> = {}): Exe
     policy,
     timeoutMs: 20_000,
     scratchDir: workspace.scratchDir,
+    sandbox: testSandboxInstance,
     runtime: { tools: TOOLS, allowedTools: [], disallowedTools: ["WebFetch", "WebSearch"] },
     agent,
     trialIndex: 3,
@@ -233,9 +237,15 @@ describe("scripted host: module agents", () => {
       `);
       const receipt = await run(agent);
       const env = JSON.parse(receipt.finalText);
-      expect(env.HOME).toBe(workspace.scratchDir);
+      // The sandbox's own, empty HOME: nothing of the user's or the harness's.
+      expect(env.HOME).toBe("/tmp/home");
       expect(env.HL_TEST_API_TOKEN).toBeUndefined();
-      expect(Object.keys(env).sort()).toEqual(expect.arrayContaining(receipt.settings.envVarNames));
+      // bwrap adds PWD; everything else is the list the receipt names.
+      expect(
+        Object.keys(env)
+          .filter((name) => name !== "PWD")
+          .sort(),
+      ).toEqual(receipt.settings.envVarNames);
       expect(JSON.stringify(receipt)).not.toContain("must-not-leak");
     } finally {
       delete process.env.HL_TEST_API_TOKEN;

@@ -23,9 +23,13 @@ import type { ComponentContract, HarnessIrBundle, Permission } from "../../src/i
 import { compileHarness } from "../../src/language/index.js";
 import { createToolPolicy, type ToolPolicy } from "../../src/policy/index.js";
 import { resolveComposition } from "../../src/resolver/index.js";
+import { createUnsandboxed } from "../../src/sandbox/index.js";
 import { createTrialWorkspace, type TrialWorkspace } from "../../src/workspace/index.js";
 import * as qoderFakes from "../exec/qoder-sdk-fakes.js";
 import * as claudeFakes from "../support/anthropic-sdk-fakes.js";
+import { testSandbox } from "../support/sandbox.js";
+
+const testSandboxInstance = await testSandbox();
 
 const EXAMPLE = fileURLToPath(new URL("../../examples/fix-the-bug/", import.meta.url));
 const SOURCE = "src/index.js";
@@ -197,6 +201,7 @@ function runInput(
     policy,
     timeoutMs: 20_000,
     scratchDir: workspace.scratchDir,
+    sandbox: testSandboxInstance,
     runtime: {
       tools,
       allowedTools: [],
@@ -294,7 +299,8 @@ composition verified-qoder extends verified { target qoder }`;
       sdk: fake.sdk,
       env: { PATH: "/usr/bin", QODER_PERSONAL_ACCESS_TOKEN: "pat-test-000000000" },
       pathToQoderCLIExecutable: cli,
-    }).run(runInput(workspace, policy, tools));
+      // Qoder runs only without the OS sandbox (it refuses one; see QODER_NOT_CONTAINABLE).
+    }).run(runInput(workspace, policy, tools, { sandbox: createUnsandboxed() }));
     expect(receipt.permissionDenials.map((d) => [d.tool, d.rule])).toEqual([
       ["Edit", "write-not-allowed"],
       ["Bash", "command-not-allowed"],

@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import type { RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
 import {
@@ -11,6 +12,7 @@ import { tracePermissionDecisions } from "../sdk/claude-like-permissions.js";
 import {
   buildAgentEnv,
   collectSecretValues,
+  installedPackageDir,
   isolatedHome,
   loadHostSdk,
   policyRootMismatch,
@@ -20,9 +22,20 @@ import {
   type SdkSource,
   scratchTmpDir,
 } from "../sdk/common.js";
+import {
+  type ContainedHost,
+  CREDENTIAL_PLACEHOLDER,
+  containHost,
+  spawnContained,
+} from "../sdk/contained.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { outcomeFromResult, outcomeFromThrown } from "./classify.js";
-import { CLAUDE_AGENT_SDK_PACKAGE, CLAUDE_HOST_VARIABLES, claudeEnvOverrides } from "./env.js";
+import {
+  CLAUDE_AGENT_SDK_PACKAGE,
+  CLAUDE_HOST_VARIABLES,
+  claudeEndpoint,
+  claudeEnvOverrides,
+} from "./env.js";
 import { buildQueryOptions, CLAUDE_PERMISSION_MODES, isClaudePermissionMode } from "./options.js";
 import { createPermissionGate } from "./permissions.js";
 import { ClaudeRun } from "./stream.js";
@@ -107,28 +120,71 @@ export class ClaudeCodeExecutor implements Executor {
     }
     const sdk = loaded.sdk;
 
+    const endpoint = claudeEndpoint(env);
+    if (!endpoint.ok && input.sandbox.kind !== "none")
+      return builder.finish("infra_error", {
+        infraReason: "config_invalid",
+        error: endpoint.error,
+      });
+    let host: ContainedHost;
+    try {
+      host = await containHost({
+        sandbox: input.sandbox,
+        cwd: input.cwd,
+        scratchDir: input.scratchDir,
+        installPaths: claudeInstallPaths(this.options.pathToClaudeCodeExecutable),
+        endpoint: endpoint.ok
+          ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
+          : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
+        timeoutMs: input.timeoutMs,
+      });
+    } catch (error) {
+      return builder.finish("infra_error", {
+        infraReason: "spawn_failed",
+        error: `cannot contain Claude Code: ${error instanceof Error ? error.message : String(error)}`,
+      });
+    }
+    const runEnv =
+      host.proxy !== null && endpoint.ok
+        ? endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER)
+        : env;
+    if (host.proxy !== null)
+      builder.event("harness.contained", {
+        sandbox: input.sandbox.description,
+        endpoint: endpoint.ok ? endpoint.upstream : null,
+        viaEndpointProxy: true,
+      });
+
     const deadline = runDeadline(input);
     const gate = createPermissionGate(input.policy, tracePermissionDecisions(builder));
     const options = buildQueryOptions({
       input,
-      env,
+      env: runEnv,
       abortController: deadline.controller,
       gate,
       stderr: stderrRecorder(builder).write,
       ...(this.options.pathToClaudeCodeExecutable === undefined
         ? {}
         : { pathToClaudeCodeExecutable: this.options.pathToClaudeCodeExecutable }),
+      ...(host.proxy === null
+        ? {}
+        : { spawnClaudeCodeProcess: (request) => spawnContained(host, request) }),
     });
 
     const state = new ClaudeRun(builder);
-    const thrown = await consumeQuery({
-      query: () => sdk.query({ prompt: promptWithPreamble(input.prompt, input.preamble), options }),
-      run: state,
-      deadline,
-      abortGraceMs: this.options.abortGraceMs ?? 10_000,
-      builder,
-    });
-    return builder.finishWith(this.outcome(state, thrown, deadline.why(), input.timeoutMs));
+    try {
+      const thrown = await consumeQuery({
+        query: () =>
+          sdk.query({ prompt: promptWithPreamble(input.prompt, input.preamble), options }),
+        run: state,
+        deadline,
+        abortGraceMs: this.options.abortGraceMs ?? 10_000,
+        builder,
+      });
+      return builder.finishWith(this.outcome(state, thrown, deadline.why(), input.timeoutMs));
+    } finally {
+      await host.close();
+    }
   }
 
   private outcome(
@@ -154,4 +210,14 @@ export class ClaudeCodeExecutor implements Executor {
     if (thrown) return outcomeFromThrown(thrown.error, state.sawInit, state.evidence);
     return protocolMismatch("the SDK's message stream ended without a result message");
   }
+}
+
+/**
+ * What of Claude Code's installation the contained process reads: the SDK's scope folder (its
+ * platform package holds the native binary), or the binary given instead.
+ */
+function claudeInstallPaths(executable: string | undefined): string[] {
+  if (executable !== undefined) return [dirname(executable)];
+  const sdk = installedPackageDir(CLAUDE_AGENT_SDK_PACKAGE);
+  return sdk === null ? [] : [dirname(sdk)];
 }

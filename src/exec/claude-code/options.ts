@@ -24,6 +24,8 @@ export interface QueryOptionsInput {
   gate: PermissionGate;
   stderr: (data: string) => void;
   pathToClaudeCodeExecutable?: string;
+  /** Starts Claude Code contained (see exec/sdk/contained.ts). */
+  spawnClaudeCodeProcess?: Options["spawnClaudeCodeProcess"];
 }
 
 /** The query() options for one trial. */
@@ -34,6 +36,7 @@ export function buildQueryOptions({
   gate,
   stderr,
   pathToClaudeCodeExecutable,
+  spawnClaudeCodeProcess,
 }: QueryOptionsInput): Options {
   const { runtime } = input;
   const options: Options = {
@@ -59,5 +62,6 @@ export function buildQueryOptions({
   if (pathToClaudeCodeExecutable !== undefined) {
     options.pathToClaudeCodeExecutable = pathToClaudeCodeExecutable;
   }
+  if (spawnClaudeCodeProcess !== undefined) options.spawnClaudeCodeProcess = spawnClaudeCodeProcess;
   return options;
 }

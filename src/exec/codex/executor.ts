@@ -2,8 +2,8 @@
 // callback, so the run is confined by Codex's own sandbox (workspace-write, no network, no
 // approvals) and every call the model made is audited against the trial's policy when the run
 // ends, from the CLI's session rollout; a violation fails the trial (see docs/hosts/codex.md).
-import { copyFile, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { PolicyDecision } from "../../policy/index.js";
 import type { InfraReason, ReceiptStatus, RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
@@ -19,7 +19,9 @@ import {
   type RunDeadline,
   runDeadline,
   SdkMissingError,
+  scratchTmpDir,
 } from "../sdk/common.js";
+import { CREDENTIAL_PLACEHOLDER, containHost } from "../sdk/contained.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { type AuditCall, auditCalls, isToolCallItem, rolloutAuditCalls } from "./audit.js";
 import { locateCodexBinary, preflight } from "./binary.js";
@@ -261,28 +263,132 @@ export class CodexExecutor implements Executor {
       );
     }
 
-    const sandboxMode = mode === "plan" ? "read-only" : "workspace-write";
-    const config = codexConfig({
-      ...(input.runtime.model === undefined ? {} : { model: input.runtime.model }),
-      sandboxMode,
-      ...(endpoint
-        ? {
-            endpoint: {
-              baseUrl: endpoint.baseUrl,
-              withKey: endpointKey !== undefined,
-              maxRetries: endpoint.maxRetries ?? 2,
-            },
-          }
-        : {}),
-    });
-    await writeFile(join(codexHome, "config.toml"), toToml(config));
+    const contained = await this.contain(input, located.path, { env, endpoint, endpointKey });
+    if (!contained.ok) return fail("infra_error", contained.error, contained.infraReason);
+    try {
+      const sandboxMode = mode === "plan" ? "read-only" : "workspace-write";
+      const runEndpoint = contained.endpoint ?? endpoint;
+      const config = codexConfig({
+        ...(input.runtime.model === undefined ? {} : { model: input.runtime.model }),
+        sandboxMode,
+        ...(runEndpoint
+          ? {
+              endpoint: {
+                baseUrl: runEndpoint.baseUrl,
+                withKey: endpointKey !== undefined || contained.endpoint?.withKey === true,
+                maxRetries: endpoint?.maxRetries ?? 2,
+              },
+            }
+          : {}),
+      });
+      await writeFile(join(codexHome, "config.toml"), toToml(config));
+      return await this.startThread(sdk, input, builder, deadline, {
+        sandboxMode,
+        codexHome,
+        clientOptions: contained.clientOptions ?? {
+          env,
+          ...(this.options.pathToExecutable
+            ? { codexPathOverride: this.options.pathToExecutable }
+            : {}),
+        },
+      });
+    } finally {
+      await contained.close();
+    }
+  }
 
-    const clientOptions: CodexClientOptions = {
-      env,
-      ...(this.options.pathToExecutable
-        ? { codexPathOverride: this.options.pathToExecutable }
-        : {}),
-    };
+  /**
+   * Runs Codex inside the trial's sandbox (bubblewrap): its process, and the sandbox Codex
+   * itself makes for each command, nested inside ours. Codex reaches its model API only through
+   * the endpoint proxy, which adds the key outside; a `codex login` (ChatGPT sign-in) cannot be
+   * proxied so, and is refused. Under --unsafe-no-sandbox nothing changes.
+   */
+  private async contain(
+    input: ExecutorRunInput,
+    binary: string,
+    run: {
+      env: Record<string, string>;
+      endpoint: CodexEndpoint | undefined;
+      endpointKey: string | undefined;
+    },
+  ): Promise<
+    | {
+        ok: true;
+        endpoint?: { baseUrl: string; withKey: boolean };
+        clientOptions?: CodexClientOptions;
+        close: () => Promise<void>;
+      }
+    | { ok: false; error: string; infraReason: InfraReason }
+  > {
+    if (input.sandbox.kind === "none") return { ok: true, close: async () => {} };
+    const key =
+      run.endpointKey ??
+      (run.endpoint ? undefined : run.env.CODEX_API_KEY || run.env.OPENAI_API_KEY);
+    if (!run.endpoint && key === undefined)
+      return {
+        ok: false,
+        infraReason: "config_invalid",
+        error:
+          "a `codex login` (ChatGPT sign-in) cannot be used inside the sandbox: its tokens would be readable by the agent's commands; set OPENAI_API_KEY or CODEX_API_KEY, or run with --unsafe-no-sandbox",
+      };
+    const vendor = dirname(dirname(binary));
+    const host = await containHost({
+      sandbox: input.sandbox,
+      cwd: input.cwd,
+      scratchDir: input.scratchDir,
+      installPaths: [vendor],
+      endpoint: {
+        upstream: run.endpoint?.baseUrl ?? "https://api.openai.com/v1",
+        credentialHeaders: key === undefined ? {} : { authorization: `Bearer ${key}` },
+      },
+      timeoutMs: input.timeoutMs,
+      allowNestedSandbox: true,
+    });
+    try {
+      const env: Record<string, string> = { ...run.env };
+      for (const name of ["OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"]) delete env[name];
+      if (key !== undefined) env[ENDPOINT_KEY_VARIABLE] = CREDENTIAL_PLACEHOLDER;
+      // Codex refuses to set up its helper links under TMPDIR (default /tmp) when CODEX_HOME lies
+      // there, and without them its own sandbox cannot start a command: a TMPDIR of its own.
+      env.TMPDIR = await scratchTmpDir(input.scratchDir);
+      const line = host.commandLine([binary], env);
+      // The SDK takes a program, not a command line: a launcher outside every sandbox runs it.
+      const launcherDir = await mkdtemp(join(dirname(input.scratchDir), "codex-launch-"));
+      const launcher = join(launcherDir, "codex");
+      await writeFile(launcher, `#!/bin/sh\nexec ${line.argv.map(shellQuote).join(" ")} "$@"\n`, {
+        mode: 0o700,
+      });
+      return {
+        ok: true,
+        endpoint: { baseUrl: host.baseUrl, withKey: key !== undefined },
+        clientOptions: {
+          env: { ...line.env, PATH: `${join(vendor, "codex-path")}:${line.env.PATH ?? ""}` },
+          codexPathOverride: launcher,
+        },
+        close: async () => {
+          await host.close();
+          await rm(launcherDir, { recursive: true, force: true });
+        },
+      };
+    } catch (error) {
+      await host.close();
+      throw error;
+    }
+  }
+
+  private async startThread(
+    sdk: CodexSdkModule,
+    input: ExecutorRunInput,
+    builder: ReceiptBuilder,
+    deadline: RunDeadline,
+    run: {
+      sandboxMode: "read-only" | "workspace-write";
+      codexHome: string;
+      clientOptions: CodexClientOptions;
+    },
+  ): Promise<RuntimeReceipt> {
+    const { sandboxMode, codexHome, clientOptions } = run;
+    const env = clientOptions.env ?? {};
     // Repeated on the command line (-c), which outranks any system or project config file.
     const threadOptions: CodexThreadOptions = {
       ...(input.runtime.model === undefined ? {} : { model: input.runtime.model }),
@@ -294,7 +400,14 @@ export class CodexExecutor implements Executor {
       webSearchMode: "disabled",
     };
     builder.event("harness.options", {
-      client: { ...clientOptions, env: Object.keys(env).sort() },
+      client: {
+        ...clientOptions,
+        env: Object.keys(env).sort(),
+        ...(clientOptions.codexPathOverride === undefined
+          ? {}
+          : { codexPathOverride: "<launcher>" }),
+      },
+      contained: input.sandbox.kind !== "none",
       thread: threadOptions,
       configToml: await readFile(join(codexHome, "config.toml"), "utf8"),
     });
@@ -306,7 +419,12 @@ export class CodexExecutor implements Executor {
       // Nothing ran yet: whatever broke is the environment's (e.g. the SDK finds no binary).
       const failure = classifyCodexFailure(errorMessage(error));
       const reason = failure.status === "infra_error" ? failure.infraReason : "spawn_failed";
-      return fail("infra_error", errorMessage(error), reason);
+      builder.event("harness.stopped", {
+        status: "infra_error",
+        infraReason: reason,
+        error: errorMessage(error),
+      });
+      return builder.finish("infra_error", { error: errorMessage(error), infraReason: reason });
     }
 
     return this.stream(thread, input, builder, deadline, {
@@ -598,4 +716,9 @@ export class CodexExecutor implements Executor {
     builder.toolCalls = toolCalls;
     return violations;
   }
+}
+
+/** `'…'` for sh: the text verbatim, a single quote written as '\''. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
 }

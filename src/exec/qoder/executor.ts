@@ -202,6 +202,14 @@ class QoderRun extends ClaudeLikeRun<SDKResultMessage> {
  * servers and an allowlisted environment. Authentication is mandatory: without a credential the
  * run ends at once as `infra_error`/`auth_missing`.
  */
+/**
+ * Why the qoder host does not run inside the sandbox: its process runs the agent's approved
+ * commands itself, and it talks to Qoder's service with no endpoint setting of its own, so its
+ * traffic cannot be narrowed to one endpoint and its credential would sit beside the agent's code.
+ */
+export const QODER_NOT_CONTAINABLE =
+  "the qoder host cannot run inside the OS sandbox: Qoder accepts no model endpoint of the harness's, so its network cannot be narrowed to one endpoint and its credential cannot be kept from the agent's commands; run it with --unsafe-no-sandbox (the verdict then says so first)";
+
 export class QoderExecutor implements Executor {
   readonly host = "qoder" as const;
 
@@ -258,6 +266,7 @@ export class QoderExecutor implements Executor {
 
     const rootMismatch = policyRootMismatch(input);
     if (rootMismatch !== null) return configInvalid(rootMismatch);
+    if (input.sandbox.kind !== "none") return configInvalid(QODER_NOT_CONTAINABLE);
     if (profile === null) {
       return configInvalid(
         `runtime profile ${JSON.stringify(requestedProfile)} is not a qoder profile (${QODER_PROFILES.join(", ")})`,

@@ -13,5 +13,5 @@ export {
   type QoderSdk,
   type QoderSdkAuthObject,
 } from "./contract.js";
-export { QoderExecutor } from "./executor.js";
+export { QODER_NOT_CONTAINABLE, QoderExecutor } from "./executor.js";
 export { MINIMAL_SYSTEM_PROMPT, MINIMAL_TOOLS } from "./options.js";

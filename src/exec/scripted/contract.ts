@@ -30,6 +30,8 @@ export interface BashOutput {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** Sandbox limits the command ran into (CPU, memory, file size, output), when any. */
+  limitsHit?: { limit: string; detail: string }[];
 }
 
 /**

@@ -9,11 +9,13 @@ import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../re
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { loadScriptedAgent } from "./agents.js";
 import type { ScriptedAgentContext } from "./contract.js";
-import { commandEnv, createScriptedTools } from "./tools.js";
+import { commandEnvNames, createScriptedTools } from "./tools.js";
 
 export interface ScriptedExecutorOptions {
   /** Upper bound for one Bash command; the run's deadline applies as well. Default 120 s. */
   commandTimeoutMs?: number;
+  /** Wall-clock limit of one Glob or Grep call, whose pattern the agent chose (default 10 s). */
+  searchTimeLimitMs?: number;
   /** Monotonic clock in milliseconds; defaults to `performance.now`. */
   now?: () => number;
   /**
@@ -42,11 +44,13 @@ function message(error: unknown): string {
 export class ScriptedExecutor implements Executor {
   readonly host = "scripted" as const;
   private readonly commandTimeoutMs: number;
+  private readonly searchTimeLimitMs: number | undefined;
   private readonly now: () => number;
   private readonly secretValues: readonly string[] | undefined;
 
   constructor(options: ScriptedExecutorOptions = {}) {
     this.commandTimeoutMs = options.commandTimeoutMs ?? 120_000;
+    this.searchTimeLimitMs = options.searchTimeLimitMs;
     this.now = options.now ?? (() => performance.now());
     this.secretValues = options.secretValues;
   }
@@ -60,8 +64,12 @@ export class ScriptedExecutor implements Executor {
       policy: input.policy,
       cwd: input.cwd,
       scratchDir: input.scratchDir,
+      sandbox: input.sandbox,
       signal: controller.signal,
       commandTimeoutMs: Math.min(this.commandTimeoutMs, input.timeoutMs),
+      ...(this.searchTimeLimitMs === undefined
+        ? {}
+        : { searchTimeLimitMs: this.searchTimeLimitMs }),
       trace,
     });
     const receipt = (
@@ -91,7 +99,7 @@ export class ScriptedExecutor implements Executor {
         permissionMode: input.runtime.permissionMode ?? null,
         maxTurns: input.runtime.maxTurns ?? null,
         timeoutMs: input.timeoutMs,
-        envVarNames: Object.keys(commandEnv(input.scratchDir)).sort(),
+        envVarNames: commandEnvNames(),
         agent: input.agent ?? null,
       },
       sessionId: null,

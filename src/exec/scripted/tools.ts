@@ -1,9 +1,8 @@
-import { lstat, mkdir, readFile, writeFile } from "node:fs/promises";
-import { devNull } from "node:os";
+import { lstat, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { glob as globFiles } from "tinyglobby";
 import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../policy/index.js";
-import { minimalEnv, npmArgv, QUIET_NPM_ENV, runCommand } from "../../shared/index.js";
+import { type CommandSandbox, commandEnvironment, SANDBOX_HOME } from "../../sandbox/index.js";
+import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.js";
 import type { TraceEvent } from "../receipt.js";
 import { redact } from "../redact.js";
 import type {
@@ -14,8 +13,10 @@ import type {
   ToolFailed,
   ToolResult,
 } from "./contract.js";
+import { runSearch } from "./search.js";
 
 const MAX_READ_BYTES = 10 * 1024 * 1024;
+const MAX_WRITE_BYTES = 10 * 1024 * 1024;
 const MAX_GREP_FILE_BYTES = 1024 * 1024;
 const MAX_GREP_MATCHES = 500;
 const MAX_GLOB_FILES = 5000;
@@ -27,6 +28,10 @@ export interface ScriptedToolsOptions {
   policy: ToolPolicy;
   cwd: string;
   scratchDir: string;
+  /** Where Bash commands run: they run the trial's (agent-written) code. */
+  sandbox: CommandSandbox;
+  /** Wall-clock limit of one Glob or Grep call (default 10 s). */
+  searchTimeLimitMs?: number;
   /** Aborted when the run ends; in-flight commands are killed and later calls refused. */
   signal: AbortSignal;
   /** Upper bound for one command; the run's own deadline still applies through `signal`. */
@@ -47,18 +52,15 @@ export interface ScriptedToolbox {
 }
 
 /**
- * The environment of a validation command: enough to run node/npm/git, a private HOME, and no
- * user git configuration. Built from an allowlist, never the harness's whole environment.
+ * The names of the variables a validation command sees: the sandbox's PATH, HOME and TMPDIR and
+ * the fixed command environment (no secret, nothing taken from the harness's environment).
  */
-export function commandEnv(scratchDir: string): NodeJS.ProcessEnv {
-  return minimalEnv({
-    HOME: scratchDir,
-    GIT_CONFIG_NOSYSTEM: "1",
-    GIT_CONFIG_GLOBAL: devNull,
-    GIT_TERMINAL_PROMPT: "0",
-    ...QUIET_NPM_ENV,
-  });
+export function commandEnvNames(): string[] {
+  return [...Object.keys(commandEnvironment()), "PATH", "HOME", "TMPDIR"].sort();
 }
+
+/** Where a command's HOME is, for the receipt: the sandbox's private one. */
+export const COMMAND_HOME = SANDBOX_HOME;
 
 function clipStrings(value: unknown): unknown {
   if (typeof value === "string") {
@@ -89,21 +91,17 @@ function errorText(error: unknown): string {
   return code ?? (error instanceof Error ? error.message : String(error));
 }
 
-function toRegExp(pattern: string): RegExp | string {
-  try {
-    return new RegExp(pattern);
-  } catch (error) {
-    return `invalid regular expression: ${(error as Error).message}`;
-  }
-}
-
 /**
  * Builds the scripted host's tools around the trial's policy. An allowed call operates on the
  * physical path the policy checked (never on the raw input), so what was judged is what is touched.
  */
 export function createScriptedTools(options: ScriptedToolsOptions): ScriptedToolbox {
   const { policy, signal, trace } = options;
-  const env = commandEnv(options.scratchDir);
+  const env = commandEnvironment();
+  const searchLimit = {
+    signal,
+    ...(options.searchTimeLimitMs === undefined ? {} : { timeLimitMs: options.searchTimeLimitMs }),
+  };
   const inFlight = new Set<Promise<unknown>>();
   const denials: PolicyDecisionRecord[] = [];
   let calls = 0;
@@ -115,18 +113,16 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
 
   const handlers: Record<string, Handler> = {
     Read: async (decision) => {
-      const path = decision.target!.absolutePath;
-      const info = await lstat(path);
-      if (info.size > MAX_READ_BYTES) return failed(`file is larger than ${MAX_READ_BYTES} bytes`);
-      return { ok: true, content: await readFile(path, "utf8") };
+      const read = await readRegularFile(decision.target!.absolutePath, MAX_READ_BYTES);
+      return read.ok ? { ok: true, content: read.value.toString("utf8") } : failed(read.error);
     },
     Write: async (decision, input) => {
       const content = input.content;
       if (typeof content !== "string") return failed("`content` must be a string");
       const path = decision.target!.absolutePath;
       await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, content);
-      return { ok: true, bytes: Buffer.byteLength(content) };
+      const written = await writeRegularFile(path, content, MAX_WRITE_BYTES);
+      return written.ok ? { ok: true, bytes: written.value } : failed(written.error);
     },
     Edit: async (decision, input) => {
       const { old_string: oldText, new_string: newText } = input;
@@ -135,23 +131,28 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       }
       if (oldText === "") return failed("`old_string` is empty");
       const path = decision.target!.absolutePath;
-      const text = await readFile(path, "utf8");
+      const read = await readRegularFile(path, MAX_READ_BYTES);
+      if (!read.ok) return failed(read.error);
+      const text = read.value.toString("utf8");
       const occurrences = text.split(oldText).length - 1;
       if (occurrences === 0) return failed("`old_string` not found in the file");
       if (occurrences > 1)
         return failed(`\`old_string\` occurs ${occurrences} times; include more context`);
-      await writeFile(
+      const written = await writeRegularFile(
         path,
         text.replace(oldText, () => newText),
+        MAX_WRITE_BYTES,
       );
-      return { ok: true, replacements: 1 };
+      return written.ok ? { ok: true, replacements: 1 } : failed(written.error);
     },
     MultiEdit: async (decision, input) => {
       const edits = input.edits;
       if (!Array.isArray(edits) || edits.length === 0)
         return failed("`edits` must be a non-empty array");
       const path = decision.target!.absolutePath;
-      let text = await readFile(path, "utf8");
+      const read = await readRegularFile(path, MAX_READ_BYTES);
+      if (!read.ok) return failed(read.error);
+      let text = read.value.toString("utf8");
       for (const [index, edit] of edits.entries()) {
         const oldText = (edit as Record<string, unknown> | null)?.old_string;
         const newText = (edit as Record<string, unknown> | null)?.new_string;
@@ -164,67 +165,63 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
         text = text.replace(oldText, () => newText);
       }
       // All or nothing, like the host tool: the file is written only when every edit applies.
-      await writeFile(path, text);
-      return { ok: true, replacements: edits.length };
+      const written = await writeRegularFile(path, text, MAX_WRITE_BYTES);
+      return written.ok ? { ok: true, replacements: edits.length } : failed(written.error);
     },
     Glob: async (decision, input) => {
       const base = decision.target!;
-      const found = await globFiles(String(input.pattern), {
-        cwd: base.absolutePath,
-        dot: true,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        ignore: IGNORED_DIRECTORIES,
-      });
+      const found = await runSearch(
+        {
+          kind: "glob",
+          cwd: base.absolutePath,
+          pattern: String(input.pattern),
+          ignore: IGNORED_DIRECTORIES,
+          limit: MAX_GLOB_FILES,
+        },
+        searchLimit,
+      );
+      if (!found.ok) return failed(found.error);
+      if (!("files" in found)) return failed("the search returned no file list");
       const prefix = base.relativePath === "" ? "" : `${base.relativePath}/`;
-      const files = found.map((f) => `${prefix}${f}`).sort();
-      return { ok: true, files: files.slice(0, MAX_GLOB_FILES) };
+      return { ok: true, files: found.files.map((f) => `${prefix}${f}`).sort() };
     },
     Grep: async (decision, input) => {
-      const regex = toRegExp(String(input.pattern));
-      if (typeof regex === "string") return failed(regex);
       const base = decision.target!;
       const info = await lstat(base.absolutePath);
-      const candidates = info.isDirectory()
-        ? (
-            await globFiles("**/*", {
-              cwd: base.absolutePath,
-              dot: true,
-              onlyFiles: true,
-              followSymbolicLinks: false,
-              ignore: IGNORED_DIRECTORIES,
-            })
-          ).sort()
-        : [""];
-      const matches: GrepMatch[] = [];
-      for (const relative of candidates) {
-        if (matches.length >= MAX_GREP_MATCHES) break;
-        const absolute = relative === "" ? base.absolutePath : join(base.absolutePath, relative);
-        const stats = await lstat(absolute).catch(() => null);
-        if (!stats?.isFile() || stats.size > MAX_GREP_FILE_BYTES) continue;
-        const content = await readFile(absolute);
-        if (content.includes(0)) continue;
-        const path = [base.relativePath, relative].filter((p) => p !== "").join("/");
-        content
-          .toString("utf8")
-          .split(/\r?\n/)
-          .forEach((line, index) => {
-            if (matches.length < MAX_GREP_MATCHES && regex.test(line)) {
-              matches.push({ path, line: index + 1, text: line });
-            }
-          });
-      }
+      const found = await runSearch(
+        {
+          kind: "grep",
+          base: base.absolutePath,
+          baseIsFile: !info.isDirectory(),
+          pattern: String(input.pattern),
+          ignore: IGNORED_DIRECTORIES,
+          maxFileBytes: MAX_GREP_FILE_BYTES,
+          maxMatches: MAX_GREP_MATCHES,
+        },
+        searchLimit,
+      );
+      if (!found.ok) return failed(found.error);
+      if (!("matches" in found)) return failed("the search returned no matches list");
+      const matches: GrepMatch[] = found.matches.map((m) => ({
+        path: [base.relativePath, m.path].filter((p) => p !== "").join("/"),
+        line: m.line,
+        text: m.text,
+      }));
       return { ok: true, matches };
     },
     Bash: async (decision) => {
       const argv = decision.argv!;
       const command = argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv;
-      const result = await runCommand(command, {
+      const result = await options.sandbox.run(command, {
         cwd: options.cwd,
+        writable: [options.cwd],
+        // The harness's baseline stays the harness's: commands may read the repository, not change it.
+        protect: [join(options.cwd, ".git")],
         env,
         timeoutMs: options.commandTimeoutMs,
         signal,
         maxOutputBytes: MAX_COMMAND_OUTPUT,
+        privateDir: options.scratchDir,
       });
       if (result.spawnError !== undefined)
         return failed(`could not start ${argv[0]}: ${result.spawnError}`);
@@ -233,6 +230,7 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
         stdout: result.stdout,
         stderr: result.stderr,
         timedOut: result.timedOut,
+        ...(result.limitsHit.length > 0 ? { limitsHit: result.limitsHit } : {}),
       };
       return { ok: true, ...output };
     },
@@ -308,7 +306,7 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
     settled: async () => {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
-    envVarNames: Object.keys(env).sort(),
+    envVarNames: commandEnvNames(),
   };
 }
 
