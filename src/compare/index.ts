@@ -11,7 +11,7 @@ export {
 export { ExperimentInputError } from "./errors.js";
 export * from "./experiment.js";
 export * from "./manifest/index.js";
-export { planTrials, trialArtifactDir, trialDirName } from "./plan.js";
+export { plannedOrder, planTrials, trialArtifactDir, trialDirName } from "./plan.js";
 export { mulberry32, shuffleInPlace } from "./prng.js";
 export {
   type RegradeContract,
@@ -47,6 +47,7 @@ export {
 } from "./runner.js";
 export {
   buildVerdictDocument,
+  flipEvidence,
   loadTrialDetails,
   renderVerdictHtml,
   writeVerdictFiles,

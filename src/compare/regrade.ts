@@ -56,7 +56,12 @@ import {
 import { describeRunInputs, differingInputs } from "./run-inputs.js";
 import { createRunLock, resumeCommand } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
-import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
+import {
+  buildVerdictDocument,
+  stoppingDecision,
+  stopsBySequentialDesign,
+  writeVerdictFiles,
+} from "./verdict.js";
 import {
   markWorkspace,
   removeAbandonedWorkspaces,
@@ -391,7 +396,7 @@ export async function regradeRun(
   });
   if (partialRun)
     notes.push(
-      `the run stopped early (--stop-early) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
+      `the run stopped early (${stopsBySequentialDesign(experiment) ? "sequential design" : "--stop-early"}) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
     );
   const secretValues = secretValuesFromEnv(options.env ?? process.env);
   const tempParent = options.tempParent ?? tmpdir();

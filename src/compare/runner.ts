@@ -46,7 +46,12 @@ import {
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
-import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
+import {
+  buildVerdictDocument,
+  stoppingDecision,
+  stopsBySequentialDesign,
+  writeVerdictFiles,
+} from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
@@ -336,11 +341,13 @@ async function runHoldingLock(
   const pending = jobs.filter((job) => !reusable.has(job.seq));
   let ran = 0;
 
-  // Sequential stopping (opt-in): once no outcome of the remaining trials can change the
-  // status, the trials not yet started are skipped.
+  // Sequential stopping: once no outcome of the remaining trials can change the status (opt-in
+  // with --stop-early), or once the sequential design crosses a boundary, the trials not yet
+  // started are skipped.
   let settled: StoppingDecision | undefined;
+  const stops = options.stopEarly === true || stopsBySequentialDesign(experiment);
   const settle = () => {
-    if (!options.stopEarly || settled !== undefined) return;
+    if (!stops || settled !== undefined) return;
     const decision = stoppingDecision(experiment, metrics);
     if (decision.canStop) settled = decision;
   };

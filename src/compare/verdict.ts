@@ -15,8 +15,11 @@ import {
   computeVerdictStatistics,
   type StoppingDecision,
   type TrialRecord,
+  type VerdictOptions,
+  type VerdictStatistics,
 } from "../stats/index.js";
 import {
+  type FlipEvidence,
   type TrialMetrics,
   VERDICT_VERSION,
   type VerdictDocument,
@@ -24,7 +27,7 @@ import {
 } from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
 import type { Experiment } from "./experiment.js";
-import { trialArtifactDir } from "./plan.js";
+import { plannedOrder, trialArtifactDir } from "./plan.js";
 import { readTrialEvidence } from "./trial-evidence.js";
 
 export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
@@ -58,13 +61,24 @@ export function stoppingDecision(
   experiment: Experiment,
   metrics: readonly TrialMetrics[],
 ): StoppingDecision {
-  return canStopEarly(metrics.map(toTrialRecord), {
+  return canStopEarly(metrics.map(toTrialRecord), verdictOptions(experiment));
+}
+
+/** What the statistics stage needs to know of the experiment's plan. */
+export function verdictOptions(experiment: Experiment): VerdictOptions & { plannedTrials: number } {
+  return {
     baseline: experiment.baseline,
     policy: experiment.verdict,
     variants: experiment.variants.map((v) => v.id),
     tasks: experiment.tasks.map((t) => t.id),
     plannedTrials: experiment.trials.count,
-  });
+    order: plannedOrder(experiment),
+  };
+}
+
+/** The sequential design stops the run by itself; the fixed design only with --stop-early. */
+export function stopsBySequentialDesign(experiment: Experiment): boolean {
+  return experiment.verdict.kind === "paired-v1" && experiment.verdict.design === "sequential";
 }
 
 /** The verdict document from finished trials (also used by regrade). */
@@ -82,12 +96,10 @@ export function buildVerdictDocument(input: {
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
-  const statistics = computeVerdictStatistics(sorted.map(toTrialRecord), {
-    baseline: experiment.baseline,
-    policy: experiment.verdict,
-    variants: experiment.variants.map((v) => v.id),
-    tasks: experiment.tasks.map((t) => t.id),
-  });
+  const statistics = computeVerdictStatistics(
+    sorted.map(toTrialRecord),
+    verdictOptions(experiment),
+  );
   const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
   const reason = input.fixturesUnchanged
     ? statistics.reason
@@ -96,6 +108,7 @@ export function buildVerdictDocument(input: {
     ...rest,
     artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
   }));
+  const flips = flipEvidence(statistics, trials);
   return {
     schemaVersion: VERDICT_VERSION,
     status,
@@ -128,7 +141,38 @@ export function buildVerdictDocument(input: {
     stoppedEarly: false,
     resumedTrials: 0,
     regradeOf: input.regradeOf ?? null,
+    flips,
   };
+}
+
+/** Each flipped task of each comparison with both variants' trials on it, in trial order. */
+export function flipEvidence(
+  statistics: VerdictStatistics,
+  trials: readonly VerdictTrial[],
+): FlipEvidence[] {
+  return statistics.comparisons.flatMap((c) =>
+    c.flippedTasks.map((f) => ({
+      variant: c.variant,
+      baseline: c.baseline,
+      task: f.task,
+      direction: f.direction,
+      variantPassRate: f.variantPassRate,
+      baselinePassRate: f.baselinePassRate,
+      trials: [c.variant, c.baseline].flatMap((variant) =>
+        trials
+          .filter((t) => t.variant === variant && t.task === f.task)
+          .sort((a, b) => a.trial - b.trial)
+          .map((t) => ({
+            variant,
+            trial: t.trial,
+            seq: t.seq,
+            outcome: t.outcome,
+            score: t.score,
+            artifactDir: t.artifactDir,
+          })),
+      ),
+    })),
+  );
 }
 
 function summarizeRetries(

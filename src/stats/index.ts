@@ -58,7 +58,7 @@ export {
   type Tails,
 } from "./exact.js";
 export { type FixedTest, fixedTest } from "./fixed-test.js";
-export { formatBound, formatP } from "./format.js";
+export { formatBound, formatP, plural } from "./format.js";
 export { HEURISTIC_MAX_COST_RATIO, HEURISTIC_SCORE_MARGIN } from "./heuristic.js";
 export {
   type IntervalEstimate,
