@@ -130,6 +130,24 @@ export const regradeSummarySchema = z.strictObject({
   up: z.int().min(0),
   down: z.int().min(0),
   other: z.int().min(0),
+  /**
+   * Set when the verdict being re-graded was decided by a method harnesslab no longer uses (an
+   * interval alone, before 0.2): what the current method decides on the run's own grades.
+   */
+  methodChange: z
+    .strictObject({
+      /** The interval method the previous verdict decided with. */
+      previousMethod: z.string(),
+      previousStatus: z.enum(["accept", "reject", "need_more_work", "infrastructure_error"]),
+      /** The current method's status on the previous verdict's trials, before any re-grading. */
+      statusWithPreviousGrades: z.enum([
+        "accept",
+        "reject",
+        "need_more_work",
+        "infrastructure_error",
+      ]),
+    })
+    .optional(),
   /** Variants whose pass rate (infrastructure errors left out) moved, the baseline first. */
   passRates: z.array(
     z.strictObject({

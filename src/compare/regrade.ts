@@ -58,6 +58,7 @@ import { createRunLock, resumeCommand } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
 import {
   buildVerdictDocument,
+  methodChangeOf,
   stoppingDecision,
   stopsBySequentialDesign,
   writeVerdictFiles,
@@ -511,12 +512,17 @@ export async function regradeRun(
       variants: experiment.variants.map((v) => v.id),
       baseline: experiment.baseline,
     });
+    const methodChange = methodChangeOf(experiment, previous);
+    if (methodChange)
+      notes.push(
+        `the run's verdict was decided by a method harnesslab no longer uses (${methodChange.previousMethod}, an interval alone): on the run's own grades the current method decides ${methodChange.statusWithPreviousGrades}, where the run said ${methodChange.previousStatus}; so the new verdict differs partly because of the method, not only because of the new grades`,
+      );
     const verdict: VerdictDocument = {
       ...built,
       resumedTrials: previous.resumedTrials,
       stoppedEarly: partialRun !== null,
       graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
-      regradeSummary: summary,
+      regradeSummary: methodChange ? { ...summary, methodChange } : summary,
     };
     if (signal?.aborted) {
       await removeChecks();

@@ -30,7 +30,22 @@ import type { Experiment } from "./experiment.js";
 import { plannedOrder, trialArtifactDir } from "./plan.js";
 import { readTrialEvidence } from "./trial-evidence.js";
 
-export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
+/** What the statistics read of a trial's metrics (a verdict's trial list has it too). */
+type RecordedMeasures = Pick<
+  TrialMetrics,
+  | "variant"
+  | "task"
+  | "trial"
+  | "outcome"
+  | "score"
+  | "costUsd"
+  | "credits"
+  | "tokens"
+  | "turns"
+  | "durationMs"
+>;
+
+export function toTrialRecord(metrics: RecordedMeasures): TrialRecord {
   const t = metrics.tokens;
   const tokens =
     t === null || Object.values(t).every((v) => v === null)
@@ -73,6 +88,32 @@ export function verdictOptions(experiment: Experiment): VerdictOptions & { plann
     tasks: experiment.tasks.map((t) => t.id),
     plannedTrials: experiment.trials.count,
     order: plannedOrder(experiment),
+  };
+}
+
+/**
+ * When `previous` was decided by a method harnesslab no longer uses (its comparisons carry no
+ * deciding test: an interval alone, before 0.2), what the current method decides on that
+ * verdict's own trials; null when the previous verdict used the current method or the statuses
+ * agree.
+ */
+export function methodChangeOf(
+  experiment: Experiment,
+  previous: VerdictDocument,
+): NonNullable<VerdictDocument["regradeSummary"]>["methodChange"] | null {
+  const stats = previous.statistics;
+  if (stats === null || stats.policy.kind !== "paired-v1") return null;
+  const old = stats.comparisons.find((c) => c.test === undefined && c.interval !== null);
+  if (old === undefined || old.interval === null) return null;
+  const now = computeVerdictStatistics(
+    previous.trials.map(toTrialRecord),
+    verdictOptions(experiment),
+  );
+  if (now.status === stats.status) return null;
+  return {
+    previousMethod: old.interval.method,
+    previousStatus: stats.status,
+    statusWithPreviousGrades: now.status,
   };
 }
 

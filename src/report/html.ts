@@ -41,6 +41,7 @@ import {
   comparisonP,
   designNote,
   disagreementNotes,
+  methodChangeNote,
 } from "./statistics-notes.js";
 import type { HtmlReportOptions, TrialDetails } from "./types.js";
 
@@ -351,6 +352,8 @@ function regradeSection(verdict: VerdictDocument, linkBase: string): string {
     out.push('<p class="muted">This verdict does not record what changed.</p>');
   } else {
     out.push(`<p class="callout regrade"><strong>${esc(formatChangeLine(summary))}</strong></p>`);
+    const method = methodChangeNote(verdict);
+    if (method !== null) out.push(`<p class="callout">${sentence(method)}</p>`);
   }
   const contracts = verdict.graderContracts;
   if (contracts !== undefined) {

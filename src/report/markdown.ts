@@ -32,6 +32,7 @@ import {
   comparisonP,
   designNote,
   disagreementNotes,
+  methodChangeNote,
 } from "./statistics-notes.js";
 
 const MEASURE_COLUMNS = [
@@ -379,6 +380,8 @@ function regradeLines(verdict: VerdictDocument, linkBase: string): string[] {
       : `**${mdText(formatChangeLine(summary))}**`,
     "",
   );
+  const method = methodChangeNote(verdict);
+  if (method !== null) lines.push(`> ${mdText(method)}`, "");
   const contracts = verdict.graderContracts;
   if (contracts !== undefined) {
     if (contracts.length === 0) lines.push("No grader of these tasks takes a contract.", "");

@@ -88,3 +88,10 @@ export function calibrationNote(verdict: VerdictDocument): string | null {
       : `the policy promises at most ${(100 * c.nominal).toFixed(1)}%`;
   return `A/A calibration: ${c.variant} compared with a copy of itself (${c.copy}), so every difference is noise. Over ${c.resplits} random re-splits of these trials the policy claimed a difference in ${(100 * c.claimRate).toFixed(1)}% (${c.accepts} accept, ${c.rejects} reject); ${promise}.${observed}`;
 }
+
+/** Null unless a regrade re-decided a verdict whose method harnesslab no longer uses. */
+export function methodChangeNote(verdict: VerdictDocument): string | null {
+  const change = verdict.regradeSummary?.methodChange;
+  if (!change) return null;
+  return `The statistical method changed since the run: it was decided by ${change.previousMethod} (an interval alone) as ${change.previousStatus}; on the run's own grades the current method decides ${change.statusWithPreviousGrades}. This verdict uses the current method.`;
+}
