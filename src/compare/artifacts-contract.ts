@@ -371,6 +371,8 @@ export const runManifestSchema = z.strictObject({
     retryInfra: z.int().min(0).default(0),
     host: z.string(),
     verdictPolicy: z.unknown(),
+    /** `--calibrate`: an A/A run of the baseline against a copy of itself. */
+    calibrate: z.boolean().optional(),
   }),
   evidence: z.strictObject({
     manifestHash: sha256,

@@ -35,6 +35,7 @@ import {
   verdictDocumentSchema,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { calibrationExperiment } from "./calibrate.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { Experiment, TaskSpec } from "./experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader, prepareGraders } from "./graders.js";
@@ -342,8 +343,12 @@ export async function regradeRun(
       "cannot re-grade with these contracts",
     );
   await checkContractFiles(overrides.value);
+  // An A/A run (--calibrate) compared the baseline with a copy of itself: regrade the same two.
+  const planned = runManifest.effective.calibrate
+    ? calibrationExperiment(loaded.experiment)
+    : loaded.experiment;
   const experiment = {
-    ...loaded.experiment,
+    ...planned,
     tasks: applyContractOverrides(loaded.experiment.tasks, overrides.value),
   };
 

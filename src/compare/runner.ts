@@ -20,6 +20,7 @@ import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js"
 import type { StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
+  type BudgetStop,
   FROZEN_TASK_VERSION,
   type FrozenTasks,
   RUN_MANIFEST_VERSION,
@@ -31,6 +32,7 @@ import {
   type VerdictDocument,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { type PreparedGrader, prepareGraders } from "./graders.js";
@@ -105,6 +107,11 @@ export interface RunExperimentOptions {
    * status (sequential stopping; trials already running finish). Off by default.
    */
   stopEarly?: boolean;
+  /**
+   * Stop starting trials once the next one could take the USD (or tokens) every recorded trial
+   * used past this limit; the verdict then says the budget decided (`budgetStop`).
+   */
+  budget?: BudgetLimits;
   /** How long past its timeout an executor may take to return before its trial is abandoned (default 30 s). */
   executorGraceMs?: number;
   /** Wall clock for startedAt/finishedAt. */
@@ -226,6 +233,7 @@ async function runHoldingLock(
       retryInfra: options.retryInfra ?? 0,
       host: experiment.runtime.host,
       verdictPolicy: experiment.verdict,
+      ...(experiment.calibration ? { calibrate: true } : {}),
     },
     evidence: {
       ...evidence,
@@ -353,7 +361,16 @@ async function runHoldingLock(
   };
   settle();
 
-  await runPool(pending, concurrency, async (job) => {
+  // Budgets (opt-in): a trial starts only if it could not take the spending past a limit.
+  let running = 0;
+  let budgetStop = null as BudgetStop | null;
+  const overBudget = () => {
+    if (options.budget === undefined) return false;
+    budgetStop ??= budgetReached(options.budget, metrics, running, jobs.length);
+    return budgetStop !== null;
+  };
+
+  const runJob = async (job: TrialJob) => {
     if (options.signal?.aborted || settled !== undefined) return;
     const task = experiment.tasks.find((t) => t.id === job.task)!;
     const variant = experiment.variants.find((v) => v.id === job.variant)!;
@@ -398,6 +415,13 @@ async function runHoldingLock(
         Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
     );
     options.onProgress?.({ ...progress, last: result });
+  };
+  await runPool(pending, concurrency, async (job) => {
+    if (overBudget()) return;
+    running += 1;
+    await runJob(job).finally(() => {
+      running -= 1;
+    });
   });
 
   const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
@@ -425,6 +449,11 @@ async function runHoldingLock(
     verdict.status = settled.status;
     verdict.reason = `stopped early after ${metrics.length} of ${jobs.length} trials, the status being settled: ${settled.reason}`;
     verdict.stoppedEarly = true;
+  } else if (budgetStop !== null && metrics.length < jobs.length) {
+    // The trials that were running when the limit was reached finished and count.
+    const stop: BudgetStop = { ...budgetStop, trialsRun: metrics.length };
+    verdict.budgetStop = stop;
+    verdict.reason = `the budget stopped the run: ${describeBudgetStop(stop)}; the trials that ran: ${verdict.reason}`;
   }
   await writeVerdictFiles(outDir, verdict);
   return { verdict, outDir };

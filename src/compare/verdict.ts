@@ -26,6 +26,7 @@ import {
   type VerdictTrial,
 } from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
+import { calibrationOf } from "./calibrate.js";
 import type { Experiment } from "./experiment.js";
 import { plannedOrder, trialArtifactDir } from "./plan.js";
 import { readTrialEvidence } from "./trial-evidence.js";
@@ -137,10 +138,9 @@ export function buildVerdictDocument(input: {
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
-  const statistics = computeVerdictStatistics(
-    sorted.map(toTrialRecord),
-    verdictOptions(experiment),
-  );
+  const records = sorted.map(toTrialRecord);
+  const statistics = computeVerdictStatistics(records, verdictOptions(experiment));
+  const calibration = calibrationOf(experiment, records, verdictOptions(experiment));
   const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
   const reason = input.fixturesUnchanged
     ? statistics.reason
@@ -183,6 +183,7 @@ export function buildVerdictDocument(input: {
     resumedTrials: 0,
     regradeOf: input.regradeOf ?? null,
     flips,
+    ...(calibration === null ? {} : { calibration }),
   };
 }
 

@@ -114,31 +114,69 @@ export function estimatePower(
 
 /**
  * The fewest trials per cell (up to `maxTrials`) at which the simulated chance of accepting a
- * candidate better by `effect` reaches `power`; null when even `maxTrials` does not. Searched
- * by bisection, assuming power grows with trials (it does, apart from the small ups and downs
- * exact tests have at a few trials).
+ * candidate better by `effect` reaches `power`; null when even `maxTrials` does not. The search
+ * starts at the normal approximation's answer and brackets from there (probing large counts
+ * only when needed: an exact test over many trials is slow to simulate), then bisects, assuming
+ * power grows with trials (it does, apart from the small ups and downs exact tests have at a few
+ * trials).
  */
 export function trialsForPower(
   scenario: Omit<PowerScenario, "trialsPerCell">,
   power: number,
   options: { runs: number; maxTrials: number; random: () => number },
 ): { trialsPerCell: number; estimate: PowerEstimate } | null {
-  const at = (n: number) =>
-    estimatePower({ ...scenario, trialsPerCell: n }, options.runs, options.random);
-  const top = at(options.maxTrials);
-  if (top.accept < power) return null;
+  const probed = new Map<number, PowerEstimate>();
+  const at = (n: number) => {
+    let estimate = probed.get(n);
+    if (estimate === undefined) {
+      estimate = estimatePower({ ...scenario, trialsPerCell: n }, options.runs, options.random);
+      probed.set(n, estimate);
+    }
+    return estimate;
+  };
+  const reaches = (n: number) => at(n).accept >= power;
+  const guess = Math.min(options.maxTrials, Math.max(1, normalTrialsGuess(scenario, power)));
+  // Bracket: `low` falls short (0 always does), `high` reaches the power.
   let low = 0;
-  let high = options.maxTrials;
-  let best = top;
+  let high = guess;
+  if (reaches(guess)) {
+    let step = 1;
+    while (high - step > 0 && reaches(high - step)) {
+      high -= step;
+      step *= 2;
+    }
+    low = Math.max(0, high - step);
+  } else {
+    low = guess;
+    high = guess;
+    while (!reaches(high)) {
+      if (high >= options.maxTrials) return null;
+      low = high;
+      high = Math.min(options.maxTrials, high * 2);
+    }
+  }
   while (high - low > 1) {
     const middle = Math.floor((low + high) / 2);
-    const estimate = at(middle);
-    if (estimate.accept >= power) {
-      high = middle;
-      best = estimate;
-    } else low = middle;
+    if (reaches(middle)) high = middle;
+    else low = middle;
   }
-  return { trialsPerCell: high, estimate: best };
+  return { trialsPerCell: high, estimate: at(high) };
+}
+
+/** Trials per cell the score test would need in the normal approximation: a starting point. */
+function normalTrialsGuess(scenario: Omit<PowerScenario, "trialsPerCell">, power: number): number {
+  const z =
+    normalQuantile(1 - scenario.policy.alpha / scenario.candidates / 2) + normalQuantile(power);
+  let variance = 0;
+  let difference = 0;
+  for (let task = 0; task < scenario.tasks; task++) {
+    const p0 = rateOf({ ...scenario, trialsPerCell: 1 }, task);
+    const p1 = clamp01(p0 + scenario.effect);
+    difference += (p1 - p0) / scenario.tasks;
+    variance += (p1 * (1 - p1) + p0 * (1 - p0)) / scenario.tasks ** 2;
+  }
+  if (difference === 0) return Number.MAX_SAFE_INTEGER;
+  return Math.ceil((variance * z * z) / (difference * difference));
 }
 
 /**
