@@ -321,10 +321,68 @@ function sequentialTable(): void {
   table(["design", "truth", ...Object.keys(SEQUENTIAL), "fixed (exact + score)"], rows);
 }
 
+/**
+ * The guarantee covers "no task differs"; with differences that cancel out (half the tasks
+ * +δ, half −δ, so the equal-weight difference is 0) an accept or reject is also wrong. Checked here.
+ */
+function cancellingTable(): void {
+  const runs = Math.max(500, Math.round(NULL_RUNS / 2));
+  console.log(
+    `\n### Differences that cancel out (tasks alternately +δ and −δ around 0.5; ${runs} runs per cell)\n`,
+  );
+  const rows: string[][] = [];
+  for (const d of [
+    { tasks: 10, trials: 5 },
+    { tasks: 20, trials: 5 },
+    { tasks: 20, trials: 10 },
+  ])
+    for (const delta of [0.2, 0.4]) {
+      const rate = (task: number) => 0.5 + (task % 2 === 0 ? delta : -delta);
+      const random = seeded(3000 + d.tasks * d.trials + Math.round(delta * 10));
+      let accept = 0;
+      let reject = 0;
+      let seqAccept = 0;
+      let seqReject = 0;
+      for (let r = 0; r < runs; r++) {
+        const strata: TwoByTwo[] = [];
+        const pairs: TrialPair[] = [];
+        const outcomes = Array.from({ length: d.tasks }, (_, task) =>
+          Array.from({ length: d.trials }, () => ({
+            candidatePassed: random() < rate(task),
+            baselinePassed: random() < 0.5,
+          })),
+        );
+        for (const trials of outcomes)
+          strata.push({
+            successes1: trials.filter((t) => t.candidatePassed).length,
+            trials1: d.trials,
+            successes0: trials.filter((t) => t.baselinePassed).length,
+            trials0: d.trials,
+          });
+        for (let trial = 0; trial < d.trials; trial++)
+          for (const trials of outcomes) pairs.push(trials[trial] as TrialPair);
+        const fixed = fixedTest(strata, ALPHA);
+        if (fixed.lower > 0) accept += 1;
+        if (fixed.upper < 0) reject += 1;
+        const sequential = sequentialSignTest(pairs, pairs.length, ALPHA / 2);
+        if (sequential.decided === "up") seqAccept += 1;
+        if (sequential.decided === "down") seqReject += 1;
+      }
+      rows.push([
+        `${d.tasks} × ${d.trials}`,
+        `±${delta}`,
+        `${pct(accept / runs)} / ${pct(reject / runs)}`,
+        `${pct(seqAccept / runs)} / ${pct(seqReject / runs)}`,
+      ]);
+    }
+  table(["design", "δ", "fixed (exact + score): FA / FR %", "sequential: FA / FR %"], rows);
+}
+
 export async function run(): Promise<void> {
   const started = performance.now();
   fixedDesignTable();
   severalCandidatesTable();
   sequentialTable();
+  cancellingTable();
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(0)} s)`);
 }

@@ -132,7 +132,7 @@ export const regradeSummarySchema = z.strictObject({
   other: z.int().min(0),
   /**
    * Set when the verdict being re-graded was decided by a method harnesslab no longer uses (an
-   * interval alone, before 0.2): what the current method decides on the run's own grades.
+   * interval alone, as earlier versions did): what the current method decides on the run's own grades.
    */
   methodChange: z
     .strictObject({
@@ -260,7 +260,7 @@ export const verdictDocumentSchema = z.strictObject({
   stoppedEarly: z.boolean().default(false),
   /** Set when --max-cost-usd or --max-tokens stopped the run before every planned trial. */
   budgetStop: budgetStopSchema.nullable().optional(),
-  /** Every flipped task with its trials (absent in verdicts before harnesslab 0.2). */
+  /** Every flipped task with its trials (absent in verdicts written before it existed). */
   flips: z.array(flipEvidenceSchema).optional(),
   /** Set for an A/A run (`compare run --calibrate`). */
   calibration: calibrationSchema.nullable().optional(),

@@ -94,7 +94,7 @@ export function verdictOptions(experiment: Experiment): VerdictOptions & { plann
 
 /**
  * When `previous` was decided by a method harnesslab no longer uses (its comparisons carry no
- * deciding test: an interval alone, before 0.2), what the current method decides on that
+ * deciding test: an interval alone, as earlier versions did), what the current method decides on that
  * verdict's own trials; null when the previous verdict used the current method or the statuses
  * agree.
  */

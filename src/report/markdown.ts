@@ -334,7 +334,7 @@ export function renderMarkdownReport(
   return lines.join("\n");
 }
 
-/** Each flipped task's trials of both variants, linked to their folders (verdicts since 0.2). */
+/** Each flipped task's trials of both variants, linked to their folders (verdicts that list them). */
 function flipTrialLines(verdict: VerdictDocument, linkBase: string): string[] {
   const flips = verdict.flips ?? [];
   if (flips.length === 0) return [];

@@ -1,6 +1,6 @@
 // What both reports say about how the verdict was decided, as plain sentences each renderer
 // escapes its own way: the test behind each comparison, the design that decided, a budget that
-// stopped the run, an A/A calibration, and (for verdicts written before harnesslab 0.2, which
+// stopped the run, an A/A calibration, and (for verdicts written before the exact test decided, which
 // decided with an interval alone) where that interval and the exact test disagree.
 import type { VerdictDocument } from "../compare/artifacts-contract.js";
 import { formatP, plural } from "../stats/index.js";
@@ -23,7 +23,7 @@ export function comparisonP(c: Comparison): { p: string; source: string } {
 }
 
 /**
- * Verdicts written before harnesslab 0.2 were decided by an interval, and the exact test printed
+ * Verdicts written before the exact test decided were decided by an interval, and the exact test printed
  * beside it could say otherwise; one sentence per comparison where it did. Empty for verdicts
  * whose comparisons carry their deciding test: those never disagree.
  */

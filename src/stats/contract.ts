@@ -192,7 +192,8 @@ export type VerdictStatus = z.infer<typeof verdictStatusSchema>;
  * `score-with-exact-test`: the stratified Miettinen–Nurminen score interval, kept at 0 where the
  * exact conditional test does not exclude 0 (the fixed design); `sequential-sign`: the
  * sequential design's repeated interval. `newcombe-hybrid-score` and `stratified-newcombe-mover`
- * appear only in verdicts written before harnesslab 0.2, which decided with them.
+ * appear only in verdicts written before the exact test decided (their comparisons have no
+ * `test`), which decided with them.
  */
 export const intervalMethodSchema = z.enum([
   "score-with-exact-test",
@@ -313,14 +314,14 @@ export const comparisonSchema = z.strictObject({
   }),
   /**
    * Two-sided exact conditional p-value for "no difference", infrastructure errors excluded
-   * (twice the smaller one-sided tail; before harnesslab 0.2: the tables no more likely than the
+   * (twice the smaller one-sided tail; in verdicts without `test`: the tables no more likely than the
    * observed one). For reading: `test` is what decided.
    */
   exactPValue: z.number().min(0).max(1).nullable(),
   exactTestMethod: exactTestMethodSchema.nullable(),
-  /** The deciding test; null without compared tasks (absent in verdicts before harnesslab 0.2). */
+  /** The deciding test; null without compared tasks (absent in verdicts written before it existed). */
   test: decisionTestSchema.nullable().optional(),
-  /** need_more_work: about how many more trials would settle it; null otherwise (absent before 0.2). */
+  /** need_more_work: about how many more trials would settle it; null otherwise (absent before it existed). */
   toSettle: settleEstimateSchema.nullable().optional(),
   meanScore: pairOf(z.number().min(0).max(100).nullable()),
   /** Mean cost per completed trial (mean over the compared tasks). */
