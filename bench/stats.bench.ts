@@ -5,6 +5,7 @@
 // fixed one (error rates under continuous monitoring, power, trials used). Rates are percent of
 // simulated experiments; ± is one Monte-Carlo standard error at the nominal 2.5 %.
 // `--runs N` sets the runs per null row (default 4000; power rows use a quarter).
+import { mulberry32 } from "../src/compare/index.js";
 import {
   binomialLowerTail,
   binomialUpperTail,
@@ -27,17 +28,8 @@ const NULL_RUNS = runsArg > 0 ? Number(process.argv[runsArg + 1]) : 4000;
 const POWER_RUNS = Math.max(200, Math.round(NULL_RUNS / 4));
 const ALPHA = 0.05;
 
-/** mulberry32: seeded, so every run of the bench prints the same table. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** Seeded, so every run of the bench prints the same tables. */
+const seeded = (seed: number) => mulberry32(seed);
 
 type Decision = "up" | "down" | null;
 /** A candidate method for the fixed design: strata and alpha (two-sided) to a decision. */

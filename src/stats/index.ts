@@ -67,6 +67,7 @@ export {
   type TwoByTwo,
   wilsonInterval,
 } from "./intervals.js";
+export { assumedTrial } from "./layout.js";
 export { normalQuantile } from "./normal.js";
 export { passAtK, passAtKCurve, passHatK } from "./pass-at-k.js";
 export {

@@ -8,7 +8,7 @@ import type {
   VerdictStatus,
 } from "./contract.js";
 import { plural } from "./format.js";
-import { layoutOf } from "./layout.js";
+import { assumedTrial, layoutOf } from "./layout.js";
 import { decideVerdict } from "./verdict.js";
 
 type Scenario = "worst" | "best";
@@ -35,18 +35,7 @@ function completeWith(
       const passes = (variant === options.baseline) === (scenario === "worst");
       const last = cell.reduce((max, t) => Math.max(max, t.trial), 0);
       for (let i = 1; i <= missing; i++)
-        completed.push({
-          variant,
-          task,
-          trial: last + i,
-          outcome: passes ? "passed" : "failed",
-          score: passes ? 100 : 0,
-          costUsd: null,
-          credits: null,
-          tokens: null,
-          turns: null,
-          durationMs: null,
-        });
+        completed.push(assumedTrial({ variant, task, trial: last + i }, passes));
     }
   return { trials: completed, remaining };
 }

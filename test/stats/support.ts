@@ -1,4 +1,9 @@
-import type { Outcome, TrialRecord, TrialRef } from "../../src/stats/index.js";
+import {
+  assumedTrial,
+  type Outcome,
+  type TrialRecord,
+  type TrialRef,
+} from "../../src/stats/index.js";
 
 export interface CellSpec {
   passed?: number;
@@ -90,16 +95,6 @@ export function simulatedTrials(
     const rate = rates[ref.variant];
     if (rate === undefined) throw new Error(`no pass rate for ${ref.variant}`);
     const task = Number(ref.task.slice(1)) - 1;
-    const passed = random() < (typeof rate === "number" ? rate : rate(task));
-    return {
-      ...ref,
-      outcome: passed ? "passed" : "failed",
-      score: passed ? 100 : 0,
-      costUsd: null,
-      credits: null,
-      tokens: null,
-      turns: null,
-      durationMs: null,
-    };
+    return assumedTrial(ref, random() < (typeof rate === "number" ? rate : rate(task)));
   });
 }

@@ -129,27 +129,22 @@ describe("false accepts and false rejects of paired-v1 (fixed design) when the v
 });
 
 describe("power of paired-v1 (fixed design)", () => {
-  it("accepts a candidate 0.3 better on 20 tasks × 5 trials at least 95% of the time", () => {
-    const counts = simulate(
-      { tasks: 20, trialsPerCell: 5, variants: ["base", "cand"] },
-      { base: 0.5, cand: 0.8 },
-      DEFAULT_PAIRED_POLICY,
-      150,
-      42,
-    );
-    expect(plausiblyAtLeast(counts.accept, counts.runs, 0.95)).toBe(true);
-  });
-
-  it("rejects a candidate 0.3 worse on 20 tasks × 5 trials at least 95% of the time", () => {
-    const counts = simulate(
-      { tasks: 20, trialsPerCell: 5, variants: ["base", "cand"] },
-      { base: 0.5, cand: 0.2 },
-      DEFAULT_PAIRED_POLICY,
-      150,
-      43,
-    );
-    expect(plausiblyAtLeast(counts.reject, counts.runs, 0.95)).toBe(true);
-  });
+  it.each([
+    ["accepts", "better", 0.8, "accept", 42],
+    ["rejects", "worse", 0.2, "reject", 43],
+  ] as const)(
+    "%s a candidate 0.3 %s on 20 tasks × 5 trials at least 95% of the time",
+    (_, _how, rate, expected, seed) => {
+      const counts = simulate(
+        { tasks: 20, trialsPerCell: 5, variants: ["base", "cand"] },
+        { base: 0.5, cand: rate },
+        DEFAULT_PAIRED_POLICY,
+        150,
+        seed,
+      );
+      expect(plausiblyAtLeast(counts[expected], counts.runs, 0.95)).toBe(true);
+    },
+  );
 });
 
 describe("the sequential design under continuous monitoring", () => {

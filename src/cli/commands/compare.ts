@@ -253,15 +253,7 @@ async function runPlan(manifestArg: string, options: PlanOptions, io: CliIO): Pr
     throw new UsageError(
       `--effect ${options.effect} with --pass-rate ${options.passRate}: the candidate's pass rate would be above 1; lower one of them`,
     );
-  const loaded = await loadManifest(resolve(io.cwd, manifestArg), {
-    loadCatalog: loadHarnessCatalog,
-  });
-  if (!loaded.ok)
-    throw new InvalidInputError(
-      manifestArg,
-      loaded.problems,
-      `${loaded.problems.length} problem(s)`,
-    );
+  const loaded = await loadForCommand(manifestArg, io);
   const costPerTrial = await pastCostPerTrial((options.from ?? []).map((d) => resolve(io.cwd, d)));
   const plan = planExperiment(loaded.experiment, {
     effect: options.effect,
@@ -274,10 +266,10 @@ async function runPlan(manifestArg: string, options: PlanOptions, io: CliIO): Pr
   return EXIT.ok;
 }
 
-async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
-  const manifestPath = resolve(io.cwd, manifestArg);
-  const loaded = await loadManifest(manifestPath, {
-    ...(options.trials === undefined ? {} : { trialsOverride: options.trials }),
+/** The manifest as `run` and `plan` load it; its problems are the command's input error. */
+async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: number) {
+  const loaded = await loadManifest(resolve(io.cwd, manifestArg), {
+    ...(trialsOverride === undefined ? {} : { trialsOverride }),
     loadCatalog: loadHarnessCatalog,
   });
   if (!loaded.ok)
@@ -286,6 +278,11 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       loaded.problems,
       `${loaded.problems.length} problem(s)`,
     );
+  return loaded;
+}
+
+async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
+  const loaded = await loadForCommand(manifestArg, io, options.trials);
   for (const warning of loaded.warnings)
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
   const experiment = options.calibrate

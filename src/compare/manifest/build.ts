@@ -2,7 +2,7 @@
 // Pure: prompt texts are read by the caller and passed in.
 import { resolve } from "node:path";
 import type { InputProblem } from "../../shared/index.js";
-import { decideVerdict, formatP, plural, type TrialRecord } from "../../stats/index.js";
+import { assumedTrial, decideVerdict, formatP, plural } from "../../stats/index.js";
 import type {
   AgentSpec,
   Experiment,
@@ -255,19 +255,7 @@ function bestPossibleComparison(experiment: Experiment): {
   threshold: number;
 } {
   const order = plannedOrder(experiment);
-  const trials: TrialRecord[] = order.map((ref) => {
-    const passed = ref.variant !== experiment.baseline;
-    return {
-      ...ref,
-      outcome: passed ? "passed" : "failed",
-      score: passed ? 100 : 0,
-      costUsd: null,
-      credits: null,
-      tokens: null,
-      turns: null,
-      durationMs: null,
-    };
-  });
+  const trials = order.map((ref) => assumedTrial(ref, ref.variant !== experiment.baseline));
   const verdict = decideVerdict(trials, {
     baseline: experiment.baseline,
     policy: experiment.verdict,
