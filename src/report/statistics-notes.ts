@@ -19,7 +19,10 @@ export function comparisonP(c: Comparison): { p: string; source: string } {
           : `exact conditional and score tests, level ${formatP(c.test.threshold, c.test.pValue)}`,
     };
   if (c.exactPValue === null) return { p: "—", source: "" };
-  return { p: formatP(c.exactPValue, 0.05), source: c.exactTestMethod ?? "" };
+  return {
+    p: formatP(c.exactPValue, c.interval === null ? 0.05 : 1 - c.interval.level),
+    source: c.exactTestMethod ?? "",
+  };
 }
 
 /**
