@@ -157,6 +157,24 @@ export const regradeSummarySchema = z.strictObject({
   up: z.int().min(0),
   down: z.int().min(0),
   other: z.int().min(0),
+  /**
+   * Set when the verdict being re-graded was decided by a method harnesslab no longer uses (an
+   * interval alone, as earlier versions did): what the current method decides on the run's own grades.
+   */
+  methodChange: z
+    .strictObject({
+      /** The interval method the previous verdict decided with. */
+      previousMethod: z.string(),
+      previousStatus: z.enum(["accept", "reject", "need_more_work", "infrastructure_error"]),
+      /** The current method's status on the previous verdict's trials, before any re-grading. */
+      statusWithPreviousGrades: z.enum([
+        "accept",
+        "reject",
+        "need_more_work",
+        "infrastructure_error",
+      ]),
+    })
+    .optional(),
   /** Variants whose pass rate (infrastructure errors left out) moved, the baseline first. */
   passRates: z.array(
     z.strictObject({
@@ -166,6 +184,64 @@ export const regradeSummarySchema = z.strictObject({
     }),
   ),
 });
+
+/**
+ * A task whose majority outcome flipped between the baseline and a candidate, with every trial
+ * of both on that task, so a reader can open each one's folder (patch, checks, trace).
+ */
+export const flipEvidenceSchema = z.strictObject({
+  variant: z.string(),
+  baseline: z.string(),
+  task: z.string(),
+  direction: z.enum(["improved", "regressed"]),
+  variantPassRate: z.number().min(0).max(1),
+  baselinePassRate: z.number().min(0).max(1),
+  /** The candidate's trials, then the baseline's, each in trial order. */
+  trials: z.array(
+    z.strictObject({
+      variant: z.string(),
+      trial: z.int().min(1),
+      seq: z.int().min(1),
+      outcome: outcomeSchema,
+      score: z.number().min(0).max(100).nullable(),
+      /** The trial's folder, relative to the run's directory. */
+      artifactDir: z.string(),
+    }),
+  ),
+});
+export type FlipEvidence = z.infer<typeof flipEvidenceSchema>;
+
+/** What ran out when `--max-cost-usd` or `--max-tokens` stopped a run before every trial. */
+export const budgetStopSchema = z.strictObject({
+  /** Which limit stopped it. */
+  limit: z.enum(["max-cost-usd", "max-tokens"]),
+  value: z.number().min(0),
+  /** USD (or tokens) the finished trials and their retried attempts used. */
+  spent: z.number().min(0),
+  /** The largest amount one finished trial used: what the next one was assumed to need. */
+  largestTrial: z.number().min(0),
+  /** Trials running when the limit was reached (they finished and count). */
+  running: z.int().min(0),
+  trialsRun: z.int().min(0),
+  trialsPlanned: z.int().min(0),
+});
+export type BudgetStop = z.infer<typeof budgetStopSchema>;
+
+/** An A/A run (`--calibrate`): the baseline compared with a copy of itself. */
+export const calibrationSchema = z.strictObject({
+  /** The variant that ran twice, and the id its copy ran under. */
+  variant: z.string(),
+  copy: z.string(),
+  /** Random re-splits of the trials between the two arms that the policy decided. */
+  resplits: z.int().min(1),
+  accepts: z.int().min(0),
+  rejects: z.int().min(0),
+  /** (accepts + rejects) / resplits: how often the policy claims a difference on noise here. */
+  claimRate: z.number().min(0).max(1),
+  /** The policy's promise: at most alpha (accept and reject together); null for heuristic-v1. */
+  nominal: z.number().min(0).max(1).nullable(),
+});
+export type Calibration = z.infer<typeof calibrationSchema>;
 
 /** `verdict.json`: the result of a comparison run. */
 export const verdictDocumentSchema = z.strictObject({
@@ -219,8 +295,14 @@ export const verdictDocumentSchema = z.strictObject({
    * verdict covers only the finished trials; `compare run --resume` completes it.
    */
   interrupted: z.boolean().default(false),
-  /** True when --stop-early stopped starting trials because the status was settled. */
+  /** True when --stop-early or the sequential design stopped starting trials because the status was settled. */
   stoppedEarly: z.boolean().default(false),
+  /** Set when --max-cost-usd or --max-tokens stopped the run before every planned trial. */
+  budgetStop: budgetStopSchema.nullable().optional(),
+  /** Every flipped task with its trials (absent in verdicts written before it existed). */
+  flips: z.array(flipEvidenceSchema).optional(),
+  /** Set for an A/A run (`compare run --calibrate`). */
+  calibration: calibrationSchema.nullable().optional(),
   /** Trials taken from an earlier, interrupted run of the same experiment (--resume). */
   resumedTrials: z.int().min(0).default(0),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
@@ -330,6 +412,8 @@ export const runManifestSchema = z.strictObject({
     retryInfra: z.int().min(0).default(0),
     host: z.string(),
     verdictPolicy: z.unknown(),
+    /** `--calibrate`: an A/A run of the baseline against a copy of itself. */
+    calibrate: z.boolean().optional(),
   }),
   evidence: z.strictObject({
     manifestHash: sha256,

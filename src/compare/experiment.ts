@@ -143,6 +143,8 @@ export interface Experiment {
   verdict: VerdictPolicy;
   /** Trials run at once (1..16). */
   concurrency: number;
+  /** Set for an A/A run (`compare run --calibrate`): the baseline and the id of its copy. */
+  calibration?: { variant: string; copy: string };
 }
 
 /** One trial to run: a task × variant × trial index, at position `seq` of the execution order. */

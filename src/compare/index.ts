@@ -3,6 +3,12 @@
 export * from "./artifacts-contract.js";
 export { type AssembledVariant, assembleExperiment, compileHarnessFiles } from "./assemble.js";
 export {
+  type BudgetLimits,
+  budgetReached,
+  describeBudgetStop,
+} from "./budget.js";
+export { calibrationExperiment } from "./calibrate.js";
+export {
   classifyTrial,
   combineGrades,
   type TrialClassification,
@@ -11,7 +17,14 @@ export {
 export { ExperimentInputError } from "./errors.js";
 export * from "./experiment.js";
 export * from "./manifest/index.js";
-export { planTrials, trialArtifactDir, trialDirName } from "./plan.js";
+export { plannedOrder, planTrials, trialArtifactDir, trialDirName } from "./plan.js";
+export {
+  type ExperimentPlan,
+  formatPlan,
+  type PlanRequest,
+  pastCostPerTrial,
+  planExperiment,
+} from "./planning.js";
 export { mulberry32, shuffleInPlace } from "./prng.js";
 export {
   type RegradeContract,
@@ -47,6 +60,7 @@ export {
 } from "./runner.js";
 export {
   buildVerdictDocument,
+  flipEvidence,
   loadTrialDetails,
   renderVerdictHtml,
   writeVerdictFiles,

@@ -1,4 +1,5 @@
 // Planning: which trials run, in which order, and where their artifacts go. Pure.
+import type { TrialRef } from "../stats/index.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { mulberry32, shuffleInPlace } from "./prng.js";
 
@@ -11,6 +12,8 @@ import { mulberry32, shuffleInPlace } from "./prng.js";
  * and count. `order: "sequential"` keeps the natural list.
  */
 export function planTrials(experiment: Experiment): TrialJob[] {
+  if (experiment.verdict.kind === "paired-v1" && experiment.verdict.design === "sequential")
+    return planRounds(experiment);
   const random = mulberry32(experiment.trials.seed);
   const jobs: TrialJob[] = [];
   for (const task of experiment.tasks) {
@@ -24,6 +27,35 @@ export function planTrials(experiment: Experiment): TrialJob[] {
     for (const job of natural) jobs.push({ seq: jobs.length + 1, ...job });
   }
   return jobs;
+}
+
+/**
+ * The order of a sequential design: round by round — trial 1 of every task and variant, then
+ * trial 2, … — so that every look of the design sees every task, and a run that stops early has
+ * run the same number of trials on each. With `order: "randomized"` each round is shuffled by
+ * the seeded stream; `sequential` keeps tasks and variants in manifest order.
+ */
+function planRounds(experiment: Experiment): TrialJob[] {
+  const random = mulberry32(experiment.trials.seed);
+  const jobs: TrialJob[] = [];
+  for (let trialIndex = 1; trialIndex <= experiment.trials.count; trialIndex += 1) {
+    const round: Array<Omit<TrialJob, "seq">> = [];
+    for (const task of experiment.tasks)
+      for (const variant of experiment.variants)
+        round.push({ task: task.id, variant: variant.id, trialIndex });
+    if (experiment.trials.order === "randomized") shuffleInPlace(round, random);
+    for (const job of round) jobs.push({ seq: jobs.length + 1, ...job });
+  }
+  return jobs;
+}
+
+/** The planned order as the statistics stage reads it (the sequential design needs it). */
+export function plannedOrder(experiment: Experiment): TrialRef[] {
+  return planTrials(experiment).map((job) => ({
+    variant: job.variant,
+    task: job.task,
+    trial: job.trialIndex,
+  }));
 }
 
 /** `trial-001`: trial directories sort in trial order for up to 999 trials. */

@@ -36,6 +36,7 @@ import {
   verdictDocumentSchema,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { calibrationExperiment } from "./calibrate.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { chooseSandbox } from "./containment.js";
 import type { Experiment, TaskSpec } from "./experiment.js";
@@ -60,7 +61,13 @@ import {
 import { describeRunInputs, differingInputs } from "./run-inputs.js";
 import { createRunLock, resumeCommand } from "./run-lock.js";
 import { mapStrings } from "./trial.js";
-import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
+import {
+  buildVerdictDocument,
+  methodChangeOf,
+  stoppingDecision,
+  stopsBySequentialDesign,
+  writeVerdictFiles,
+} from "./verdict.js";
 import {
   markWorkspace,
   removeAbandonedWorkspaces,
@@ -346,8 +353,12 @@ export async function regradeRun(
       "cannot re-grade with these contracts",
     );
   await checkContractFiles(overrides.value);
+  // An A/A run (--calibrate) compared the baseline with a copy of itself: regrade the same two.
+  const planned = runManifest.effective.calibrate
+    ? calibrationExperiment(loaded.experiment)
+    : loaded.experiment;
   const experiment = {
-    ...loaded.experiment,
+    ...planned,
     tasks: applyContractOverrides(loaded.experiment.tasks, overrides.value),
   };
 
@@ -403,7 +414,7 @@ export async function regradeRun(
   });
   if (partialRun)
     notes.push(
-      `the run stopped early (--stop-early) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
+      `the run stopped early (${stopsBySequentialDesign(experiment) ? "sequential design" : "--stop-early"}) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
     );
   const secretValues = secretValuesFromEnv(options.env ?? process.env);
   const containment = await chooseSandbox(experiment, {
@@ -546,12 +557,17 @@ export async function regradeRun(
       variants: experiment.variants.map((v) => v.id),
       baseline: experiment.baseline,
     });
+    const methodChange = methodChangeOf(experiment, previous);
+    if (methodChange)
+      notes.push(
+        `the run's verdict was decided by a method harnesslab no longer uses (${methodChange.previousMethod}, an interval alone): on the run's own grades the current method decides ${methodChange.statusWithPreviousGrades}, where the run said ${methodChange.previousStatus}; so the new verdict differs partly because of the method, not only because of the new grades`,
+      );
     const verdict: VerdictDocument = {
       ...built,
       resumedTrials: previous.resumedTrials,
       stoppedEarly: partialRun !== null,
       graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
-      regradeSummary: summary,
+      regradeSummary: methodChange ? { ...summary, methodChange } : summary,
     };
     if (signal?.aborted) {
       await removeChecks();

@@ -21,6 +21,7 @@ import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js"
 import type { StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
+  type BudgetStop,
   FROZEN_TASK_VERSION,
   type FrozenTasks,
   RUN_MANIFEST_VERSION,
@@ -32,6 +33,7 @@ import {
   type VerdictDocument,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
 import { chooseSandbox } from "./containment.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
@@ -55,7 +57,12 @@ import {
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
-import { buildVerdictDocument, stoppingDecision, writeVerdictFiles } from "./verdict.js";
+import {
+  buildVerdictDocument,
+  stoppingDecision,
+  stopsBySequentialDesign,
+  writeVerdictFiles,
+} from "./verdict.js";
 
 const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
   .version;
@@ -109,6 +116,11 @@ export interface RunExperimentOptions {
    * status (sequential stopping; trials already running finish). Off by default.
    */
   stopEarly?: boolean;
+  /**
+   * Stop starting trials once the next one could take the USD (or tokens) every recorded trial
+   * used past this limit; the verdict then says the budget decided (`budgetStop`).
+   */
+  budget?: BudgetLimits;
   /** How long past its timeout an executor may take to return before its trial is abandoned (default 30 s). */
   executorGraceMs?: number;
   /** Wall clock for startedAt/finishedAt. */
@@ -245,6 +257,7 @@ async function runHoldingLock(
       retryInfra: options.retryInfra ?? 0,
       host: experiment.runtime.host,
       verdictPolicy: experiment.verdict,
+      ...(experiment.calibration ? { calibrate: true } : {}),
     },
     evidence: {
       ...evidence,
@@ -368,17 +381,28 @@ async function runHoldingLock(
   const pending = jobs.filter((job) => !reusable.has(job.seq));
   let ran = 0;
 
-  // Sequential stopping (opt-in): once no outcome of the remaining trials can change the
-  // status, the trials not yet started are skipped.
+  // Sequential stopping: once no outcome of the remaining trials can change the status (opt-in
+  // with --stop-early), or once the sequential design crosses a boundary, the trials not yet
+  // started are skipped.
   let settled: StoppingDecision | undefined;
+  const stops = options.stopEarly === true || stopsBySequentialDesign(experiment);
   const settle = () => {
-    if (!options.stopEarly || settled !== undefined) return;
+    if (!stops || settled !== undefined) return;
     const decision = stoppingDecision(experiment, metrics);
     if (decision.canStop) settled = decision;
   };
   settle();
 
-  await runPool(pending, concurrency, async (job) => {
+  // Budgets (opt-in): a trial starts only if it could not take the spending past a limit.
+  let running = 0;
+  let budgetStop = null as BudgetStop | null;
+  const overBudget = () => {
+    if (options.budget === undefined) return false;
+    budgetStop ??= budgetReached(options.budget, metrics, running, jobs.length);
+    return budgetStop !== null;
+  };
+
+  const runJob = async (job: TrialJob) => {
     if (options.signal?.aborted || settled !== undefined) return;
     const task = experiment.tasks.find((t) => t.id === job.task)!;
     const variant = experiment.variants.find((v) => v.id === job.variant)!;
@@ -425,6 +449,13 @@ async function runHoldingLock(
         Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
     );
     options.onProgress?.({ ...progress, last: result });
+  };
+  await runPool(pending, concurrency, async (job) => {
+    if (overBudget()) return;
+    running += 1;
+    await runJob(job).finally(() => {
+      running -= 1;
+    });
   });
 
   const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
@@ -455,6 +486,11 @@ async function runHoldingLock(
     verdict.status = settled.status;
     verdict.reason = `stopped early after ${metrics.length} of ${jobs.length} trials, the status being settled: ${settled.reason}`;
     verdict.stoppedEarly = true;
+  } else if (budgetStop !== null && metrics.length < jobs.length) {
+    // The trials that were running when the limit was reached finished and count.
+    const stop: BudgetStop = { ...budgetStop, trialsRun: metrics.length };
+    verdict.budgetStop = stop;
+    verdict.reason = `the budget stopped the run: ${describeBudgetStop(stop)}; the trials that ran: ${verdict.reason}`;
   }
   await writeVerdictFiles(outDir, verdict);
   return { verdict, outDir };

@@ -15,19 +15,38 @@ import {
   computeVerdictStatistics,
   type StoppingDecision,
   type TrialRecord,
+  type VerdictOptions,
+  type VerdictStatistics,
 } from "../stats/index.js";
 import {
+  type FlipEvidence,
   type TrialMetrics,
   VERDICT_VERSION,
   type VerdictDocument,
   type VerdictTrial,
 } from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
+import { calibrationOf } from "./calibrate.js";
 import type { Experiment } from "./experiment.js";
-import { trialArtifactDir } from "./plan.js";
+import { plannedOrder, trialArtifactDir } from "./plan.js";
 import { readTrialEvidence } from "./trial-evidence.js";
 
-export function toTrialRecord(metrics: TrialMetrics): TrialRecord {
+/** What the statistics read of a trial's metrics (a verdict's trial list has it too). */
+type RecordedMeasures = Pick<
+  TrialMetrics,
+  | "variant"
+  | "task"
+  | "trial"
+  | "outcome"
+  | "score"
+  | "costUsd"
+  | "credits"
+  | "tokens"
+  | "turns"
+  | "durationMs"
+>;
+
+export function toTrialRecord(metrics: RecordedMeasures): TrialRecord {
   const t = metrics.tokens;
   const tokens =
     t === null || Object.values(t).every((v) => v === null)
@@ -58,13 +77,50 @@ export function stoppingDecision(
   experiment: Experiment,
   metrics: readonly TrialMetrics[],
 ): StoppingDecision {
-  return canStopEarly(metrics.map(toTrialRecord), {
+  return canStopEarly(metrics.map(toTrialRecord), verdictOptions(experiment));
+}
+
+/** What the statistics stage needs to know of the experiment's plan. */
+export function verdictOptions(experiment: Experiment): VerdictOptions & { plannedTrials: number } {
+  return {
     baseline: experiment.baseline,
     policy: experiment.verdict,
     variants: experiment.variants.map((v) => v.id),
     tasks: experiment.tasks.map((t) => t.id),
     plannedTrials: experiment.trials.count,
-  });
+    order: plannedOrder(experiment),
+  };
+}
+
+/**
+ * When `previous` was decided by a method harnesslab no longer uses (its comparisons carry no
+ * deciding test: an interval alone, as earlier versions did), what the current method decides on that
+ * verdict's own trials; null when the previous verdict used the current method or the statuses
+ * agree.
+ */
+export function methodChangeOf(
+  experiment: Experiment,
+  previous: VerdictDocument,
+): NonNullable<VerdictDocument["regradeSummary"]>["methodChange"] | null {
+  const stats = previous.statistics;
+  if (stats === null || stats.policy.kind !== "paired-v1") return null;
+  const old = stats.comparisons.find((c) => c.test === undefined && c.interval !== null);
+  if (old === undefined || old.interval === null) return null;
+  const now = computeVerdictStatistics(
+    previous.trials.map(toTrialRecord),
+    verdictOptions(experiment),
+  );
+  if (now.status === stats.status) return null;
+  return {
+    previousMethod: old.interval.method,
+    previousStatus: stats.status,
+    statusWithPreviousGrades: now.status,
+  };
+}
+
+/** The sequential design stops the run by itself; the fixed design only with --stop-early. */
+export function stopsBySequentialDesign(experiment: Experiment): boolean {
+  return experiment.verdict.kind === "paired-v1" && experiment.verdict.design === "sequential";
 }
 
 /** The verdict document from finished trials (also used by regrade). */
@@ -84,12 +140,9 @@ export function buildVerdictDocument(input: {
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
-  const statistics = computeVerdictStatistics(sorted.map(toTrialRecord), {
-    baseline: experiment.baseline,
-    policy: experiment.verdict,
-    variants: experiment.variants.map((v) => v.id),
-    tasks: experiment.tasks.map((t) => t.id),
-  });
+  const records = sorted.map(toTrialRecord);
+  const statistics = computeVerdictStatistics(records, verdictOptions(experiment));
+  const calibration = calibrationOf(experiment, records, verdictOptions(experiment));
   const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
   const reason = input.fixturesUnchanged
     ? statistics.reason
@@ -100,6 +153,7 @@ export function buildVerdictDocument(input: {
       artifactDir: trialArtifactDir(experiment, rest.variant, rest.task, rest.trial),
     }),
   );
+  const flips = flipEvidence(statistics, trials);
   return {
     schemaVersion: VERDICT_VERSION,
     status,
@@ -134,7 +188,39 @@ export function buildVerdictDocument(input: {
     stoppedEarly: false,
     resumedTrials: 0,
     regradeOf: input.regradeOf ?? null,
+    flips,
+    ...(calibration === null ? {} : { calibration }),
   };
+}
+
+/** Each flipped task of each comparison with both variants' trials on it, in trial order. */
+export function flipEvidence(
+  statistics: VerdictStatistics,
+  trials: readonly VerdictTrial[],
+): FlipEvidence[] {
+  return statistics.comparisons.flatMap((c) =>
+    c.flippedTasks.map((f) => ({
+      variant: c.variant,
+      baseline: c.baseline,
+      task: f.task,
+      direction: f.direction,
+      variantPassRate: f.variantPassRate,
+      baselinePassRate: f.baselinePassRate,
+      trials: [c.variant, c.baseline].flatMap((variant) =>
+        trials
+          .filter((t) => t.variant === variant && t.task === f.task)
+          .sort((a, b) => a.trial - b.trial)
+          .map((t) => ({
+            variant,
+            trial: t.trial,
+            seq: t.seq,
+            outcome: t.outcome,
+            score: t.score,
+            artifactDir: t.artifactDir,
+          })),
+      ),
+    })),
+  );
 }
 
 function summarizeRetries(

@@ -5,10 +5,17 @@ export function percent(rate: number | null | undefined, digits = 0): string {
   return rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(digits)}%`;
 }
 
+/**
+ * A difference in percentage points, signed, with one decimal or as many more as it takes for a
+ * value off 0 not to read as 0 (+0.03 pts): a lower limit above 0 never shows as "+0.0".
+ */
 export function signedPoints(value: number | null | undefined): string {
   if (value === null || value === undefined) return "—";
+  if (value === 0) return "0 pts";
   const points = value * 100;
-  return `${points >= 0 ? "+" : ""}${points.toFixed(1)} pts`;
+  let digits = 1;
+  while (digits < 10 && Math.abs(points) < 0.5 * 10 ** -digits) digits++;
+  return `${points > 0 ? "+" : "-"}${Math.abs(points).toFixed(digits)} pts`;
 }
 
 export function num(value: number | null | undefined, digits = 1): string {

@@ -37,6 +37,14 @@ import {
   unjudgedTasks,
   unsafeNote,
 } from "./run-notes.js";
+import {
+  budgetNote,
+  calibrationNote,
+  comparisonP,
+  designNote,
+  disagreementNotes,
+  methodChangeNote,
+} from "./statistics-notes.js";
 import type { HtmlReportOptions, TrialDetails } from "./types.js";
 
 /** Our own sentences mark commands with backticks; on the page they become code. */
@@ -153,7 +161,7 @@ function comparisonsSection(verdict: VerdictDocument): string {
   const unjudged = unjudgedTasks(verdict);
   const out = [
     '<section id="comparisons"><h2>Comparisons with the baseline</h2>',
-    '<div class="scroll-x"><table class="main"><thead><tr><th>variant</th><th>status</th><th>pass rate</th><th>difference</th><th>interval</th><th>exact p</th><th>mean score</th><th>mean cost</th><th>cost ratio</th><th>flipped tasks</th></tr></thead><tbody>',
+    '<div class="scroll-x"><table class="main"><thead><tr><th>variant</th><th>status</th><th>pass rate</th><th>difference</th><th>interval</th><th>p</th><th>mean score</th><th>mean cost</th><th>cost ratio</th><th>flipped tasks</th></tr></thead><tbody>',
   ];
   for (const c of stats.comparisons) {
     const interval = c.interval
@@ -169,7 +177,7 @@ function comparisonsSection(verdict: VerdictDocument): string {
       `<tr><td><strong>${esc(c.variant)}</strong> <span class="muted">vs ${esc(c.baseline)}</span></td><td><span class="status small st-${c.status}">${statusLabel(c.status)}</span></td>` +
         `<td class="num">${percent(c.passRate.variant.excludingInfra)} vs ${percent(c.passRate.baseline.excludingInfra)}</td>` +
         `<td class="num"><strong>${signedPoints(c.difference)}</strong>${infraDiff}</td><td class="num">${interval}</td>` +
-        `<td class="num">${num(c.exactPValue, 3)}${c.exactTestMethod ? `<div class="sub">${esc(c.exactTestMethod)}</div>` : ""}</td>` +
+        `<td class="num">${((p) => `${esc(p.p)}${p.source === "" ? "" : `<div class="sub">${esc(p.source)}</div>`}`)(comparisonP(c))}</td>` +
         `<td class="num">${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}</td>` +
         `<td class="num">${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}</td>` +
         `<td class="num">${c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`}${c.costRatio.credits === null ? "" : `<div class="sub">credits ${num(c.costRatio.credits, 2)}×</div>`}</td>` +
@@ -179,7 +187,10 @@ function comparisonsSection(verdict: VerdictDocument): string {
   out.push('</tbody></table></div><ul class="reasons">');
   for (const c of stats.comparisons)
     out.push(`<li><strong>${esc(c.variant)}</strong>: ${esc(c.reason)}</li>`);
-  out.push("</ul></section>");
+  out.push("</ul>");
+  for (const note of disagreementNotes(verdict))
+    out.push(`<p class="callout bad">${sentence(note)}</p>`);
+  out.push("</section>");
   return out.join("\n");
 }
 
@@ -198,7 +209,26 @@ function unjudgedList(verdict: VerdictDocument): string {
   return `<p class="note">Not judged (a side has no completed trial on the task):</p><ul class="reasons">${items.join("")}</ul>`;
 }
 
-function flippedSection(verdict: VerdictDocument): string {
+/** Each flipped task's trials of both variants: links to the evidence below and to the folders. */
+function flipTrials(verdict: VerdictDocument, linkBase: string): string {
+  const flips = verdict.flips ?? [];
+  if (flips.length === 0) return "";
+  const side = (flip: (typeof flips)[number], variant: string) =>
+    flip.trials
+      .filter((t) => t.variant === variant)
+      .map(
+        (t) =>
+          `<a href="#${trialAnchor(t)}" class="${t.outcome === "passed" ? "up" : "down"}">#${t.trial} ${esc(t.outcome)}</a> <a href="${href(`${linkBase}${t.artifactDir}`)}/" class="muted">folder</a>`,
+      )
+      .join(" · ");
+  const items = flips.map(
+    (flip) =>
+      `<li><strong>${esc(flip.task)}</strong> · ${esc(flip.variant)} ${esc(flip.direction)}: ${esc(flip.variant)} ${side(flip, flip.variant)}; ${esc(flip.baseline)} ${side(flip, flip.baseline)}</li>`,
+  );
+  return `<p class="note">The trials of each flipped task (each one's evidence below, and its folder with the patch, checks and trace):</p><ul class="reasons">${items.join("")}</ul>`;
+}
+
+function flippedSection(verdict: VerdictDocument, linkBase: string): string {
   const stats = verdict.statistics;
   if (!stats || stats.comparisons.length === 0) return "";
   const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
@@ -220,7 +250,7 @@ function flippedSection(verdict: VerdictDocument): string {
         `<td class="num">${percent(f.baselinePassRate)} <span class="muted">${esc(c.baseline)}</span></td><td class="arrow">→</td><td class="num">${percent(f.variantPassRate)} <span class="muted">${esc(c.variant)}</span></td></tr>`,
     );
   }
-  out.push(`</tbody></table>${unjudgedList(verdict)}</section>`);
+  out.push(`</tbody></table>${flipTrials(verdict, linkBase)}${unjudgedList(verdict)}</section>`);
   return out.join("\n");
 }
 
@@ -324,6 +354,8 @@ function regradeSection(verdict: VerdictDocument, linkBase: string): string {
     out.push('<p class="muted">This verdict does not record what changed.</p>');
   } else {
     out.push(`<p class="callout regrade"><strong>${esc(formatChangeLine(summary))}</strong></p>`);
+    const method = methodChangeNote(verdict);
+    if (method !== null) out.push(`<p class="callout">${sentence(method)}</p>`);
   }
   const contracts = verdict.graderContracts;
   if (contracts !== undefined) {
@@ -414,6 +446,12 @@ export function htmlReportParts(
     head.push(
       `<p class="callout bad" id="rejected-records"><strong>Records set aside.</strong> ${esc(rejected)}</p>`,
     );
+  for (const [id, note] of [
+    ["design", designNote(verdict)],
+    ["budget", budgetNote(verdict)],
+    ["calibration", calibrationNote(verdict)],
+  ] as const)
+    if (note !== null) head.push(`<p class="callout" id="${id}">${sentence(note)}</p>`);
   if (!verdict.fixturesUnchanged)
     head.push(
       '<p class="callout bad">A source fixture changed during the run, so no verdict is given. The trials\' evidence below is kept.</p>',
@@ -429,7 +467,7 @@ export function htmlReportParts(
     regradeSection(verdict, linkBase),
     variantsSection(verdict),
     comparisonsSection(verdict),
-    flippedSection(verdict),
+    flippedSection(verdict, linkBase),
     tasksSection(verdict),
     retriesSection(verdict, trials, linkBase),
     trialsSection(trials),

@@ -28,6 +28,14 @@ import {
   unjudgedTasks,
   unsafeNote,
 } from "./run-notes.js";
+import {
+  budgetNote,
+  calibrationNote,
+  comparisonP,
+  designNote,
+  disagreementNotes,
+  methodChangeNote,
+} from "./statistics-notes.js";
 
 const MEASURE_COLUMNS = [
   MEASURE_HEADERS.passedOfCompleted,
@@ -71,12 +79,12 @@ function table(headers: readonly string[], rows: readonly (readonly string[])[])
  * A relative link to a folder of the run: every segment is percent-encoded (a space, a
  * parenthesis or a `javascript:` would otherwise end or change the link) and the text is escaped.
  */
-function link(linkBase: string, path: string): string {
+function link(linkBase: string, path: string, text = path): string {
   const target = `${linkBase}${path}`
     .split("/")
     .map((segment) => encodeURIComponent(segment))
     .join("/");
-  return `[${mdText(path)}](${target}/)`;
+  return `[${mdText(text)}](${target}/)`;
 }
 
 /** A variant id, marked when it is the baseline. */
@@ -116,6 +124,8 @@ export function renderMarkdownReport(
   if (rejected !== null) lines.push(`> **Records set aside.** ${mdText(rejected)}`, "");
   if (!verdict.fixturesUnchanged)
     lines.push("> **A source fixture changed during the run; no verdict is given.**", "");
+  for (const note of [designNote(verdict), budgetNote(verdict), calibrationNote(verdict)])
+    if (note !== null) lines.push(`> ${mdText(note)}`, "");
 
   lines.push(...regradeLines(verdict, linkBase));
 
@@ -173,7 +183,7 @@ export function renderMarkdownReport(
           "status",
           "difference",
           "interval",
-          "exact p",
+          "p",
           "mean score",
           "mean cost",
           "cost ratio",
@@ -188,7 +198,7 @@ export function renderMarkdownReport(
             c.interval
               ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
               : "—",
-            num(c.exactPValue, 3),
+            ((p) => (p.source === "" ? p.p : `${p.p} (${p.source})`))(comparisonP(c)),
             `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
             `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
             c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
@@ -202,6 +212,8 @@ export function renderMarkdownReport(
     lines.push("");
     for (const c of stats.comparisons)
       lines.push(`- **${mdText(c.variant)}**: ${mdText(c.reason)}`);
+    const disagreements = disagreementNotes(verdict);
+    if (disagreements.length > 0) lines.push("", ...disagreements.map((n) => `> ${mdText(n)}`));
 
     lines.push("", "## Tasks that flipped", "");
     const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
@@ -220,6 +232,7 @@ export function renderMarkdownReport(
           ]),
         ),
       );
+      lines.push(...flipTrialLines(verdict, linkBase));
     }
     if (unjudged.length > 0) {
       lines.push("", "Not judged (a side has no completed trial on the task):", "");
@@ -327,6 +340,34 @@ export function renderMarkdownReport(
   return lines.join("\n");
 }
 
+/** Each flipped task's trials of both variants, linked to their folders (verdicts that list them). */
+function flipTrialLines(verdict: VerdictDocument, linkBase: string): string[] {
+  const flips = verdict.flips ?? [];
+  if (flips.length === 0) return [];
+  const lines = [
+    "",
+    "Trials of each flipped task (each folder holds the patch, the checks and the trace):",
+    "",
+  ];
+  for (const flip of flips) {
+    const side = (variant: string) =>
+      flip.trials
+        .filter((t) => t.variant === variant)
+        .map((t) =>
+          link(
+            linkBase,
+            t.artifactDir,
+            `trial ${t.trial} ${t.outcome}${t.score === null ? "" : ` (${num(t.score)})`}`,
+          ),
+        )
+        .join(", ");
+    lines.push(
+      `- ${mdText(flip.task)} · ${mdText(flip.variant)} ${flip.direction}: ${mdText(flip.variant)} ${side(flip.variant)}; ${mdText(flip.baseline)} ${side(flip.baseline)}`,
+    );
+  }
+  return lines;
+}
+
 const DIRECTION_LABEL = { up: "up", down: "down", other: "changed" } as const;
 
 /** The re-grade section: what it re-grades, the contracts used, what changed and where. */
@@ -345,6 +386,8 @@ function regradeLines(verdict: VerdictDocument, linkBase: string): string[] {
       : `**${mdText(formatChangeLine(summary))}**`,
     "",
   );
+  const method = methodChangeNote(verdict);
+  if (method !== null) lines.push(`> ${mdText(method)}`, "");
   const contracts = verdict.graderContracts;
   if (contracts !== undefined) {
     if (contracts.length === 0) lines.push("No grader of these tasks takes a contract.", "");
@@ -387,7 +430,11 @@ function regradeLines(verdict: VerdictDocument, linkBase: string): string[] {
   return lines;
 }
 
-/** The four-line terminal summary: status and reason; each variant's passed/completed and score; where the evidence is. */
+/**
+ * The terminal summary: status and reason; each variant's passed/completed and score; the
+ * difference with its interval and p-value; a line for a budget stop, an A/A calibration or an
+ * old verdict whose interval and exact test disagree; where the evidence is.
+ */
 export function renderTerminalSummary(verdict: VerdictDocument, outDir: string): string {
   const stats = verdict.statistics;
   const variants = verdict.variants
@@ -404,15 +451,17 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
       : "";
   const best = stats?.comparisons.find((c) => c.variant === stats.best) ?? stats?.comparisons[0];
   const interval = best?.interval
-    ? `${best.variant} − ${verdict.baseline}: ${signedPoints(best.difference)} (${levelPercent(best.interval.level)}% CI ${signedPoints(best.interval.lower)} to ${signedPoints(best.interval.upper)})`
+    ? `${best.variant} − ${verdict.baseline}: ${signedPoints(best.difference)} (${levelPercent(best.interval.level)}% CI ${signedPoints(best.interval.lower)} to ${signedPoints(best.interval.upper)}, p = ${comparisonP(best).p})`
     : "no interval (not enough completed trials)";
   const unsafe = unsafeNote(verdict);
   const rejected = rejectedRecordsNote(verdict);
+  const notes = [budgetNote(verdict), calibrationNote(verdict), ...disagreementNotes(verdict)];
   return [
     ...(unsafe === null ? [] : [unsafe]),
     `verdict: ${verdict.status} — ${verdict.reason}`,
     `variants: ${variants}${retried}`,
     `difference: ${interval}`,
+    ...notes.filter((n): n is string => n !== null).map((n) => `note: ${n}`),
     `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
     ...(rejected === null ? [] : [`warning: ${rejected}`]),
   ].join("\n");

@@ -3,14 +3,15 @@ import type {
   Aggregates,
   CellAggregate,
   CostCheck,
+  DecisionTest,
   DifferenceInterval,
   ExactTestMethod,
   FlippedTask,
   RateSummary,
 } from "./contract.js";
-import { stratifiedExactTest } from "./exact.js";
+import { fixedTest } from "./fixed-test.js";
 import { formatLimit, formatRate, formatRatio, plural } from "./format.js";
-import { stratifiedDifference, type TwoByTwo } from "./intervals.js";
+import type { TwoByTwo } from "./intervals.js";
 import { atMost } from "./tolerance.js";
 
 /** A variant's cell with no completed trial: the comparison cannot use that task. */
@@ -37,6 +38,10 @@ export interface PairStatistics {
   infraAsFailure: { difference: number | null; interval: DifferenceInterval | null };
   exactPValue: number | null;
   exactTestMethod: ExactTestMethod | null;
+  /** The test behind `difference` and `interval`; null without compared tasks. */
+  test: DecisionTest | null;
+  /** Completed trials as 2×2 tables, one per compared task (what the tests read). */
+  strata: TwoByTwo[];
   meanScore: Pair<number | null>;
   meanCostUsd: Pair<number | null>;
   meanCredits: Pair<number | null>;
@@ -73,18 +78,28 @@ function ratioOrNull(numerator: number | null, denominator: number | null): numb
   return numerator / denominator;
 }
 
-function intervalOf(
+/** The fixed design's difference, interval and test at level 1 − alpha. */
+function fixedDesignOf(
   strata: readonly TwoByTwo[],
   alpha: number,
-): { difference: number; interval: DifferenceInterval } {
-  const estimate = stratifiedDifference(strata, alpha);
+): { difference: number; interval: DifferenceInterval; test: DecisionTest } {
+  const result = fixedTest(strata, alpha);
   return {
-    difference: estimate.estimate as number,
+    difference: result.difference,
     interval: {
-      lower: estimate.lower,
-      upper: estimate.upper,
+      lower: result.lower,
+      upper: result.upper,
       level: 1 - alpha,
-      method: strata.length === 1 ? "newcombe-hybrid-score" : "stratified-newcombe-mover",
+      method: "score-with-exact-test",
+    },
+    test: {
+      design: "fixed",
+      method: "exact-conditional-and-score",
+      pValue: result.pValue,
+      threshold: alpha,
+      exact: result.exact,
+      score: result.score,
+      sequential: null,
     },
   };
 }
@@ -155,8 +170,13 @@ export function pairStatistics(
     successes0: b.passed,
     trials0: b.trials,
   }));
-  const main = tasks.length > 0 ? intervalOf(completedStrata, alpha) : null;
-  const withInfra = tasks.length > 0 ? intervalOf(allTrialStrata, alpha) : null;
+  const main = tasks.length > 0 ? fixedDesignOf(completedStrata, alpha) : null;
+  const anyInfra = pairs.some(({ v, b }) => v.infraErrors > 0 || b.infraErrors > 0);
+  const withInfra = !anyInfra
+    ? main
+    : tasks.length > 0
+      ? fixedDesignOf(allTrialStrata, alpha)
+      : null;
 
   const meanCost = (pick: (c: CellAggregate) => number | null | undefined) => ({
     variant: meanOrNull(pairs.map((p) => pick(p.v) ?? null)),
@@ -188,13 +208,18 @@ export function pairStatistics(
       difference: withInfra?.difference ?? null,
       interval: withInfra?.interval ?? null,
     },
-    exactPValue: tasks.length > 0 ? stratifiedExactTest(completedStrata) : null,
+    exactPValue:
+      main === null
+        ? null
+        : Math.min(1, 2 * Math.min(main.test.exact?.upper ?? 1, main.test.exact?.lower ?? 1)),
     exactTestMethod:
       tasks.length === 0
         ? null
         : tasks.length === 1
           ? "fisher-exact"
           : "stratified-exact-conditional",
+    test: main?.test ?? null,
+    strata: completedStrata,
     meanScore,
     meanCostUsd,
     meanCredits,

@@ -47,6 +47,12 @@ export const pairedPolicySchema = z.strictObject({
   minTrials: z.int().min(1),
   /** Highest allowed candidate ÷ baseline mean cost per completed trial. */
   maxCostRatio: z.number().positive(),
+  /**
+   * `fixed` (the default when absent): one test once every planned trial is in. `sequential`:
+   * a group-sequential test looked at after every pair of trials, which stops as soon as a
+   * boundary is crossed (docs/statistics.md).
+   */
+  design: z.enum(["fixed", "sequential"]).optional(),
 });
 export const heuristicPolicySchema = z.strictObject({ kind: z.literal("heuristic-v1") });
 export const verdictPolicySchema = z.discriminatedUnion("kind", [
@@ -182,21 +188,89 @@ export const verdictStatusSchema = z.enum([
 ]);
 export type VerdictStatus = z.infer<typeof verdictStatusSchema>;
 
-export const intervalMethodSchema = z.enum(["newcombe-hybrid-score", "stratified-newcombe-mover"]);
+/**
+ * `score-with-exact-test`: the stratified Miettinen–Nurminen score interval, kept at 0 where the
+ * exact conditional test does not exclude 0 (the fixed design); `sequential-sign`: the
+ * sequential design's repeated interval. `newcombe-hybrid-score` and `stratified-newcombe-mover`
+ * appear only in verdicts written before the exact test decided (their comparisons have no
+ * `test`), which decided with them.
+ */
+export const intervalMethodSchema = z.enum([
+  "score-with-exact-test",
+  "sequential-sign",
+  "newcombe-hybrid-score",
+  "stratified-newcombe-mover",
+]);
 export type IntervalMethod = z.infer<typeof intervalMethodSchema>;
 
 /** A two-sided confidence interval for a pass-rate difference (candidate − baseline). */
 export const differenceIntervalSchema = z.strictObject({
   lower: z.number().min(-1).max(1),
   upper: z.number().min(-1).max(1),
-  /** Confidence level, 1 − alpha. */
-  level: z.number().gt(0).lt(1),
+  /** Confidence level, 1 − alpha (1 for a sequential look whose boundary cannot be crossed yet). */
+  level: z.number().gt(0).max(1),
   method: intervalMethodSchema,
 });
 export type DifferenceInterval = z.infer<typeof differenceIntervalSchema>;
 
 export const exactTestMethodSchema = z.enum(["fisher-exact", "stratified-exact-conditional"]);
 export type ExactTestMethod = z.infer<typeof exactTestMethodSchema>;
+
+const probability = z.number().min(0).max(1);
+
+/** One-sided p-values: `upper` for "the candidate is better", `lower` for "worse". */
+export const testTailsSchema = z.strictObject({ upper: probability, lower: probability });
+
+/** Where the sequential design's walk stood at its deciding (or last) look. */
+export const sequentialSummarySchema = z.strictObject({
+  spending: z.literal("obrien-fleming"),
+  /** Tasks × planned trials per cell: the looks the design allows for. */
+  plannedPairs: count,
+  /** Pairs (trial i of both variants on a task) looked at, in planned order. */
+  pairs: count,
+  /** Pairs with both trials completed (not infrastructure errors). */
+  usablePairs: count,
+  /** Pairs the candidate won (it passed, the baseline failed) and lost. */
+  wins: count,
+  losses: count,
+  /** The pair whose look crossed a boundary; null when none did. */
+  decidedAtPair: count.nullable(),
+  /** Trials of the planned order (all variants) up to the one that completed the deciding pair. */
+  decidedAfterTrials: count.nullable(),
+});
+export type SequentialSummary = z.infer<typeof sequentialSummarySchema>;
+
+/**
+ * The test that decided a comparison: its two-sided p-value and the level it is compared
+ * with. In the direction of the difference, p ≤ threshold exactly when the interval excludes 0.
+ */
+export const decisionTestSchema = z.strictObject({
+  design: z.enum(["fixed", "sequential"]),
+  /**
+   * `exact-conditional-and-score`: a side is shown when both the exact conditional test and
+   * the score test reject at threshold/2; `sequential-sign`: the sequential design's boundary.
+   */
+  method: z.enum(["exact-conditional-and-score", "sequential-sign"]),
+  pValue: probability,
+  /** alpha/k (fixed design); the deciding look's two-sided nominal level (sequential). */
+  threshold: probability,
+  /** Fixed design: each part's one-sided p-values (the decision takes the larger per side). */
+  exact: testTailsSchema.nullable(),
+  score: testTailsSchema.nullable(),
+  sequential: sequentialSummarySchema.nullable(),
+});
+export type DecisionTest = z.infer<typeof decisionTestSchema>;
+
+/** About how many trials would settle a need_more_work comparison, if the observed rates held. */
+export const settleEstimateSchema = z.strictObject({
+  /** Completed trials per variant per task at which the decision would be likely (80%) reached. */
+  trialsPerCell: count,
+  /** Trials still to run for it, over the compared variants and tasks. */
+  moreTrials: count,
+  /** Their expected USD cost at the mean cost per trial so far; null when no cost was reported. */
+  moreCostUsd: amount.nullable(),
+});
+export type SettleEstimate = z.infer<typeof settleEstimateSchema>;
 
 /** A task on which the majority outcome changed between the baseline and the candidate. */
 export const flippedTaskSchema = z.strictObject({
@@ -238,9 +312,17 @@ export const comparisonSchema = z.strictObject({
     difference: z.number().min(-1).max(1).nullable(),
     interval: differenceIntervalSchema.nullable(),
   }),
-  /** Two-sided exact p-value for "no difference", infrastructure errors excluded. */
+  /**
+   * Two-sided exact conditional p-value for "no difference", infrastructure errors excluded
+   * (twice the smaller one-sided tail; in verdicts without `test`: the tables no more likely than the
+   * observed one). For reading: `test` is what decided.
+   */
   exactPValue: z.number().min(0).max(1).nullable(),
   exactTestMethod: exactTestMethodSchema.nullable(),
+  /** The deciding test; null without compared tasks (absent in verdicts written before it existed). */
+  test: decisionTestSchema.nullable().optional(),
+  /** need_more_work: about how many more trials would settle it; null otherwise (absent before it existed). */
+  toSettle: settleEstimateSchema.nullable().optional(),
   meanScore: pairOf(z.number().min(0).max(100).nullable()),
   /** Mean cost per completed trial (mean over the compared tasks). */
   meanCostUsd: pairOf(amount.nullable()),
@@ -271,6 +353,14 @@ export type Verdict = z.infer<typeof verdictSchema>;
 export const verdictStatisticsSchema = verdictSchema.extend({ aggregates: aggregatesSchema });
 export type VerdictStatistics = z.infer<typeof verdictStatisticsSchema>;
 
+/** One planned trial. */
+export interface TrialRef {
+  variant: string;
+  task: string;
+  /** 1-based index within its variant × task cell. */
+  trial: number;
+}
+
 export interface VerdictOptions {
   baseline: string;
   policy: VerdictPolicy;
@@ -278,10 +368,16 @@ export interface VerdictOptions {
   variants?: readonly string[];
   /** Planned tasks; a planned task without records for a variant counts as no completed trial. */
   tasks?: readonly string[];
+  /** Trials planned per variant per task (the manifest's trial count); the sequential design needs it. */
+  plannedTrials?: number;
+  /**
+   * The planned execution order of every trial; the sequential design needs it, since it looks
+   * at the pairs of trials in this order, fixed before any outcome is known.
+   */
+  order?: readonly TrialRef[];
 }
 
 export interface StoppingOptions extends VerdictOptions {
-  /** Trials planned per variant per task (the manifest's trial count). */
   plannedTrials: number;
 }
 

@@ -48,6 +48,18 @@ function convolve(a: readonly number[], b: readonly number[]): number[] {
  * carry no information and are skipped; with none left the p-value is 1.
  */
 export function stratifiedExactTest(tables: readonly TwoByTwo[]): number {
+  const { distribution, observed } = conditionalSum(tables);
+  const observedProbability = distribution[observed] as number;
+  const threshold = observedProbability * (1 + RELATIVE_TOLERANCE);
+  const pValue = distribution.filter((p) => p <= threshold).reduce((a, b) => a + b, 0);
+  return Math.min(1, pValue);
+}
+
+/**
+ * The conditional distribution of the total group-1 successes, shifted so that index 0 is the
+ * smallest possible total, and the observed total's index in it.
+ */
+function conditionalSum(tables: readonly TwoByTwo[]): { distribution: number[]; observed: number } {
   let distribution = [1];
   let offset = 0;
   let observed = 0;
@@ -60,10 +72,7 @@ export function stratifiedExactTest(tables: readonly TwoByTwo[]): number {
     offset += first;
     observed += table.successes1;
   }
-  const observedProbability = distribution[observed - offset] as number;
-  const threshold = observedProbability * (1 + RELATIVE_TOLERANCE);
-  const pValue = distribution.filter((p) => p <= threshold).reduce((a, b) => a + b, 0);
-  return Math.min(1, pValue);
+  return { distribution, observed: observed - offset };
 }
 
 /** Fisher's exact test, two-sided, for group 1 (successes1 of trials1) vs group 0. */
@@ -74,4 +83,29 @@ export function fisherExactTest(
   trials0: number,
 ): number {
   return stratifiedExactTest([{ successes1, trials1, successes0, trials0 }]);
+}
+
+/** One-sided p-values of a test: `upper` for "group 1 does better", `lower` for "worse". */
+export interface Tails {
+  upper: number;
+  lower: number;
+}
+
+/**
+ * One-sided exact conditional p-values over one or more 2×2 tables: P(S ≥ s) and P(S ≤ s) for
+ * the total S of group-1 successes given every table's margins. These are the tails the
+ * decision uses (each at α/2), and min(1, 2·min(upper, lower)) is the matching two-sided
+ * p-value (the "central" convention, the one an interval found by inverting the two one-sided
+ * tests agrees with). Tables where a group has no trials are skipped; with none left both tails
+ * are 1.
+ */
+export function stratifiedExactTails(tables: readonly TwoByTwo[]): Tails {
+  const { distribution, observed } = conditionalSum(tables);
+  let upper = 0;
+  let lower = 0;
+  distribution.forEach((p, i) => {
+    if (i >= observed) upper += p;
+    if (i <= observed) lower += p;
+  });
+  return { upper: Math.min(1, upper), lower: Math.min(1, lower) };
 }

@@ -10,6 +10,32 @@ export function formatSigned(value: number): string {
   return `${value < 0 || Object.is(value, -0) ? "-" : "+"}${Math.abs(value).toFixed(2)}`;
 }
 
+/**
+ * An interval limit: exactly 0 as "0", otherwise signed with two decimals, or as many more as
+ * it takes for a limit off 0 not to read as 0 (+0.003, -0.0004): a lower limit above 0 never
+ * shows as "+0.00".
+ */
+export function formatBound(value: number): string {
+  if (value === 0) return "0";
+  let digits = 2;
+  while (digits < 12 && Math.abs(value) < 0.5 * 10 ** -digits) digits++;
+  return `${value < 0 ? "-" : "+"}${Math.abs(value).toFixed(digits)}`;
+}
+
+/**
+ * A p-value next to the level it is compared with, with enough significant digits that one
+ * just over the level does not print as equal to it (0.0502 > 0.05, not 0.05 > 0.05).
+ */
+export function formatP(p: number, level: number): string {
+  if (p === 0) return "0";
+  for (let digits = 2; digits < 12; digits++) {
+    const shown = Number(p.toPrecision(digits));
+    const limit = Number(level.toPrecision(digits));
+    if (shown !== limit || p === level) return String(shown);
+  }
+  return String(p);
+}
+
 export function formatScore(value: number | null): string {
   return value === null ? "n/a" : value.toFixed(1);
 }

@@ -77,7 +77,7 @@ export function decideHeuristic(stats: PairStatistics): PolicyDecision {
       higherRate ? "its pass rate is higher" : "",
       muchHigherScore ? `its mean score is at least ${HEURISTIC_SCORE_MARGIN} points higher` : "",
     ].filter((w) => w !== "");
-    const costNotes = checks.map((c) => c.detail);
+    const costNotes = checks.filter((c) => c.status !== "skipped").map((c) => c.detail);
     if (checks.some((c) => c.status === "failed"))
       return decision(
         "need_more_work",

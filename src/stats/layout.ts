@@ -1,5 +1,5 @@
 // The experiment grid (variants × tasks) the trial records fill, in a stable order.
-import type { TrialRecord } from "./contract.js";
+import type { TrialRecord, TrialRef } from "./contract.js";
 
 /** Code-point order: the same everywhere, unlike localeCompare. */
 export function compareText(a: string, b: string): number {
@@ -57,5 +57,24 @@ export function layoutOf(trials: readonly TrialRecord[], options: LayoutOptions 
     variants: [...variants].sort(compareText),
     tasks: [...tasks].sort(compareText),
     trialsOf: (variant, task) => cells.get(cellKey(variant, task)) ?? [],
+  };
+}
+
+/**
+ * A trial that passed (score 100) or failed (score 0) and reported no measurements: what the
+ * stopping rules, planning and warnings assume of trials that have not run.
+ */
+export function assumedTrial(ref: TrialRef, passed: boolean): TrialRecord {
+  return {
+    variant: ref.variant,
+    task: ref.task,
+    trial: ref.trial,
+    outcome: passed ? "passed" : "failed",
+    score: passed ? 100 : 0,
+    costUsd: null,
+    credits: null,
+    tokens: null,
+    turns: null,
+    durationMs: null,
   };
 }

@@ -1,8 +1,14 @@
 // Sequential stopping (SPEC §7.3): stop running trials once their outcomes can no longer
 // change the verdict.
-import type { StoppingDecision, StoppingOptions, TrialRecord, VerdictStatus } from "./contract.js";
+import type {
+  Comparison,
+  StoppingDecision,
+  StoppingOptions,
+  TrialRecord,
+  VerdictStatus,
+} from "./contract.js";
 import { plural } from "./format.js";
-import { layoutOf } from "./layout.js";
+import { assumedTrial, layoutOf } from "./layout.js";
 import { decideVerdict } from "./verdict.js";
 
 type Scenario = "worst" | "best";
@@ -29,18 +35,7 @@ function completeWith(
       const passes = (variant === options.baseline) === (scenario === "worst");
       const last = cell.reduce((max, t) => Math.max(max, t.trial), 0);
       for (let i = 1; i <= missing; i++)
-        completed.push({
-          variant,
-          task,
-          trial: last + i,
-          outcome: passes ? "passed" : "failed",
-          score: passes ? 100 : 0,
-          costUsd: null,
-          credits: null,
-          tokens: null,
-          turns: null,
-          durationMs: null,
-        });
+        completed.push(assumedTrial({ variant, task, trial: last + i }, passes));
     }
   return { trials: completed, remaining };
 }
@@ -58,6 +53,8 @@ export function canStopEarly(
 ): StoppingDecision {
   if (!Number.isInteger(options.plannedTrials) || options.plannedTrials < 1)
     throw new RangeError(`plannedTrials must be a positive integer, got ${options.plannedTrials}`);
+  if (options.policy.kind === "paired-v1" && options.policy.design === "sequential")
+    return sequentialStop(trials, options);
   const worst = completeWith(trials, options, "worst");
   const best = completeWith(trials, options, "best");
   const worstCase = decideVerdict(worst.trials, options).status;
@@ -75,6 +72,38 @@ export function canStopEarly(
     status: settled,
     worstCase,
     bestCase,
+    remainingTrials: remaining,
+    reason,
+  };
+}
+
+/**
+ * The sequential design stops where its boundaries say: once every candidate's comparison has
+ * crossed one (a crossing is final), or once one has been accepted (an accept decides the
+ * verdict). Its error guarantee covers stopping there; it does not cover stopping anywhere else.
+ */
+function sequentialStop(
+  trials: readonly TrialRecord[],
+  options: StoppingOptions,
+): StoppingDecision {
+  const verdict = decideVerdict(trials, options);
+  const remaining = completeWith(trials, options, "worst").remaining;
+  const crossed = (c: Comparison) => (c.test?.sequential?.decidedAtPair ?? null) !== null;
+  const accepted = verdict.comparisons.some((c) => crossed(c) && c.status === "accept");
+  const settled =
+    verdict.status !== "infrastructure_error" &&
+    (remaining === 0 || accepted || verdict.comparisons.every(crossed));
+  const reason =
+    remaining === 0
+      ? `every planned trial is recorded; the verdict is ${verdict.status}`
+      : settled
+        ? `the sequential design crossed its boundary: ${verdict.reason}`
+        : `no boundary of the sequential design is crossed yet (${plural(remaining, "trial")} left)`;
+  return {
+    canStop: settled,
+    status: settled ? verdict.status : null,
+    worstCase: verdict.status,
+    bestCase: verdict.status,
     remainingTrials: remaining,
     reason,
   };

@@ -1,7 +1,13 @@
 // The verdict: every candidate compared with the baseline under the chosen policy, and one
 // overall status from those comparisons.
 import { aggregateLayout } from "./aggregate.js";
-import { CellIndex, describeMissing, type MissingCell, pairStatistics } from "./comparison.js";
+import {
+  CellIndex,
+  describeMissing,
+  type MissingCell,
+  type PairStatistics,
+  pairStatistics,
+} from "./comparison.js";
 import {
   type Comparison,
   type TrialRecord,
@@ -17,6 +23,7 @@ import { decideHeuristic, HEURISTIC_REPORTING_ALPHA } from "./heuristic.js";
 import { compareText, type Layout, layoutOf } from "./layout.js";
 import { familyOf } from "./multiplicity.js";
 import { decidePaired } from "./paired.js";
+import { pairsInPlannedOrder, sequentialSignTest } from "./sequential.js";
 
 function checkedPolicy(policy: VerdictPolicy): VerdictPolicy {
   const parsed = verdictPolicySchema.safeParse(policy);
@@ -43,12 +50,67 @@ function betterFirst(a: Comparison, b: Comparison): number {
   );
 }
 
+/**
+ * The sequential design's difference, repeated interval and test for one comparison, at the
+ * family's per-comparison alpha (split evenly between the two sides).
+ */
+function sequentialDesignOf(
+  layout: Layout,
+  variant: string,
+  baseline: string,
+  options: VerdictOptions,
+  alpha: number,
+): Pick<PairStatistics, "difference" | "interval" | "test"> {
+  const { order, plannedTrials } = options;
+  if (order === undefined || plannedTrials === undefined)
+    throw new RangeError("the sequential design needs the planned order and trials per cell");
+  const planned = pairsInPlannedOrder(layout, variant, baseline, order, plannedTrials);
+  const result = sequentialSignTest(planned.pairs, planned.plannedPairs, alpha / 2);
+  const look = result.look;
+  const threshold = Math.min(1, 2 * (look?.threshold ?? 0));
+  const at = result.decidedAtPair;
+  return {
+    difference: result.difference,
+    interval:
+      result.difference === null
+        ? null
+        : {
+            lower: result.lower,
+            upper: result.upper,
+            level: Math.max(1 - threshold, Number.EPSILON),
+            method: "sequential-sign",
+          },
+    test:
+      look === null
+        ? null
+        : {
+            design: "sequential",
+            method: "sequential-sign",
+            pValue: Math.min(1, 2 * Math.min(look.upperP, look.lowerP)),
+            threshold,
+            exact: null,
+            score: null,
+            sequential: {
+              spending: "obrien-fleming",
+              plannedPairs: planned.plannedPairs,
+              pairs: look.pairs,
+              usablePairs: look.usablePairs,
+              wins: look.wins,
+              losses: look.losses,
+              decidedAtPair: at,
+              decidedAfterTrials: at === null ? null : (planned.positions[at - 1] as number),
+            },
+          },
+  };
+}
+
 function compareAll(
   layout: Layout,
   cells: CellIndex,
-  baseline: string,
+  options: VerdictOptions,
   policy: VerdictPolicy,
 ): Comparison[] {
+  const { baseline } = options;
   // k counts every planned candidate, one that completed nothing included: the family is
   // fixed before the data are seen, and canStopEarly relies on k not changing as trials arrive.
   const candidates = layout.variants.length - 1;
@@ -57,7 +119,11 @@ function compareAll(
   return layout.variants
     .filter((variant) => variant !== baseline)
     .map((variant) => {
-      const stats = pairStatistics(cells, layout.tasks, variant, baseline, alpha);
+      const fixed = pairStatistics(cells, layout.tasks, variant, baseline, alpha);
+      const stats =
+        policy.kind === "paired-v1" && policy.design === "sequential" && fixed.tasks.length > 0
+          ? { ...fixed, ...sequentialDesignOf(layout, variant, baseline, options, alpha) }
+          : fixed;
       const decision =
         policy.kind === "paired-v1" && family !== null
           ? decidePaired(stats, policy, family)
@@ -74,6 +140,8 @@ function compareAll(
         infraAsFailure: stats.infraAsFailure,
         exactPValue: stats.exactPValue,
         exactTestMethod: stats.exactTestMethod,
+        test: stats.test,
+        toSettle: decision.toSettle ?? null,
         meanScore: stats.meanScore,
         meanCostUsd: stats.meanCostUsd,
         meanCredits: stats.meanCredits,
@@ -150,9 +218,23 @@ function verdictOf(layout: Layout, cells: CellIndex, options: VerdictOptions): V
     throw new RangeError(
       `a verdict needs at least one variant besides the baseline ${options.baseline}`,
     );
-  const comparisons = compareAll(layout, cells, options.baseline, policy);
+  const comparisons = compareAll(layout, cells, options, policy);
   const decided = overall(comparisons, missingCells(layout, cells), options.baseline);
-  return { ...decided, policy, baseline: options.baseline, comparisons };
+  // Cost tests matter only where the pass rate is shown to be higher.
+  const skipped = [
+    ...new Set(
+      comparisons
+        .filter((c) => (c.interval?.lower ?? 0) > 0 || c.status === "accept")
+        .flatMap((c) => c.costChecks.filter((k) => k.status === "skipped"))
+        .map((k) => k.detail),
+    ),
+  ];
+  // A skipped cost test reads the same for every candidate: said once, after the decision.
+  const reason = [
+    decided.reason,
+    ...(decided.status === "infrastructure_error" ? [] : skipped),
+  ].join("; ");
+  return { ...decided, reason, policy, baseline: options.baseline, comparisons };
 }
 
 /**

@@ -155,7 +155,9 @@ describe("harness compare regrade --grader-contract on the readme-compare exampl
       "  grounded/write-readme/trial-001: passed (100) → failed (95)",
       "  grounded/write-readme/trial-002: passed (100) → failed (95)",
     ]);
-    expect(lines[4]).toMatch(/^previous verdict: need_more_work — grounded looks better/);
+    expect(lines[4]).toMatch(
+      /^previous verdict: need_more_work — grounded is not clearly different/,
+    );
     expect(lines[5]).toMatch(/^new verdict \(verdict\.regrade-\d{3}\.json\): need_more_work — /);
 
     const stem = printedStem(run.stdout);

@@ -151,8 +151,10 @@ beforeAll(async () => {
         { id: "pricey", composition: "careful-claude" },
         { id: "thrifty", composition: "extra-claude" },
       ],
-      // Two candidates: alpha 0.1 keeps each comparison at 95% after the Bonferroni adjustment.
-      verdict: { policy: "paired-v1", alpha: 0.1, minTrials: 2, maxCostRatio: 1.25 },
+      // Two candidates share alpha (Bonferroni); with 3 trials a side the exact test can show
+      // all passes against all failures at one-sided 0.5/4 (p = 1/20).
+      trials: { count: 3, seed: 7, order: "randomized" },
+      verdict: { policy: "paired-v1", alpha: 0.5, minTrials: 2, maxCostRatio: 1.25 },
       runtime: {
         host: "claude-code",
         model: "fake-model-1",
@@ -183,7 +185,7 @@ afterAll(() => exp.cleanup());
 
 describe("a fake SDK host through executorFor", () => {
   it("gets the manifest's bounded runtime settings and a policy for its own trial root", () => {
-    expect(executor.inputs).toHaveLength(6);
+    expect(executor.inputs).toHaveLength(9);
     for (const input of executor.inputs) {
       expect(input.runtime).toMatchObject({
         model: "fake-model-1",
@@ -199,7 +201,7 @@ describe("a fake SDK host through executorFor", () => {
       expect(input.policy.config.allowedCommands).toEqual([["node", "check.mjs"]]);
       expect(input.prompt).toContain("Make `node check.mjs` pass");
     }
-    expect(new Set(executor.inputs.map((i) => i.cwd)).size).toBe(6);
+    expect(new Set(executor.inputs.map((i) => i.cwd)).size).toBe(9);
   });
 
   it("grades what the host wrote under the policy: the fixes pass, the denied edit changed nothing", () => {
@@ -249,13 +251,13 @@ describe("a fake SDK host through executorFor", () => {
     const variants = verdict.statistics!.aggregates.variants;
     for (const [id, behaviour] of Object.entries(BEHAVIOUR)) {
       const agg = variants.find((v) => v.variant === id)!;
-      expect(agg.costUsd?.total).toBeCloseTo(2 * behaviour.costUsd, 10);
+      expect(agg.costUsd?.total).toBeCloseTo(3 * behaviour.costUsd, 10);
       expect(agg.costUsd?.meanPerCompletedTrial).toBeCloseTo(behaviour.costUsd, 10);
       expect(agg.tokens?.total).toEqual({
-        uncachedInput: 2 * behaviour.inputTokens,
+        uncachedInput: 3 * behaviour.inputTokens,
         cacheRead: 0,
         cacheWrite: 0,
-        output: 2 * behaviour.outputTokens,
+        output: 3 * behaviour.outputTokens,
         reasoning: 0,
       });
       expect(agg.meanTurns).toBe(behaviour.turns);

@@ -244,7 +244,8 @@ describe("several tasks", () => {
       expect(t).toMatchObject({ outcome: "failed", permissionDenials: 1, changedFiles: [] });
     const comparison = verdict.statistics!.comparisons[0]!;
     expect(comparison.tasks).toEqual(["fix-value", "other-file"]);
-    expect(comparison.interval?.method).toBe("stratified-newcombe-mover");
+    expect(comparison.interval?.method).toBe("score-with-exact-test");
+    expect(comparison.test?.method).toBe("exact-conditional-and-score");
     expect(verdict.statistics!.aggregates.cells).toHaveLength(4);
     expect(Object.keys(verdict.evidence.fixtureHashes).sort()).toEqual(["fix-value", "other-file"]);
   });

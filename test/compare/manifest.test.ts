@@ -325,6 +325,31 @@ describe("harness-compare.v2", () => {
     ]);
   });
 
+  it("warns when no outcome of the planned trials could be accepted (one task, too few trials for the exact test)", async () => {
+    const ws = await withWorkspace();
+    const manifest = { ...scriptedV2Manifest(), verdict: { policy: "paired-v1", minTrials: 3 } };
+    const loaded = await loadManifest(await writeManifest(ws, manifest), { trialsOverride: 3 });
+    expect(loaded.warnings).toEqual([
+      {
+        path: "trials.count",
+        message:
+          '1 task × 3 trials per variant cannot reach "accept" for any effect: even a candidate that passes every trial against a baseline that fails every one gets p = 0.1 > 0.05; `harness compare plan` shows how many trials would',
+      },
+    ]);
+  });
+
+  it("does not warn about minTrials under the sequential design, whose boundaries replace it", async () => {
+    const ws = await withWorkspace();
+    const manifest = {
+      ...scriptedV2Manifest(),
+      trials: { count: 12, seed: 42 },
+      verdict: { policy: "paired-v1", minTrials: 20, design: "sequential" },
+    };
+    const loaded = await loadManifest(await writeManifest(ws, manifest));
+    expect(loaded.ok && loaded.experiment.verdict).toMatchObject({ design: "sequential" });
+    expect(loaded.warnings).toEqual([]);
+  });
+
   it("has no warnings when the trial count meets the verdict's minimum", async () => {
     const ws = await withWorkspace();
     const loaded = await loadManifest(await writeManifest(ws, scriptedV2Manifest()));

@@ -7,6 +7,7 @@ import {
   shuffleInPlace,
   type TrialJob,
 } from "../../src/compare/index.js";
+import { DEFAULT_PAIRED_POLICY } from "../../src/stats/index.js";
 
 /** The parts of an experiment planning reads. */
 function experiment(options: {
@@ -165,6 +166,36 @@ describe("planTrials", () => {
       "two:H0/1",
       "two:H1/1",
       "two:H0/2",
+    ]);
+  });
+
+  it("plans a sequential design round by round: trial 1 of every task and variant, then trial 2", () => {
+    const base = experiment({ tasks: ["one", "two"], count: 3, seed: 7, layout: "v2" });
+    const sequential = {
+      ...base,
+      verdict: { ...DEFAULT_PAIRED_POLICY, design: "sequential" as const },
+    };
+    const jobs = planTrials(sequential);
+    expect(jobs.map((j) => j.trialIndex)).toEqual([1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3]);
+    expect(jobs.map((j) => j.seq)).toEqual(jobs.map((_, i) => i + 1));
+    // Each round holds every task × variant once, shuffled by the seed.
+    for (let round = 0; round < 3; round++)
+      expect(
+        jobs
+          .slice(round * 4, round * 4 + 4)
+          .map((j) => `${j.task}:${j.variant}`)
+          .sort(),
+      ).toEqual(["one:H0", "one:H1", "two:H0", "two:H1"]);
+    expect(planTrials(sequential)).toEqual(jobs);
+    const inOrder = planTrials({
+      ...sequential,
+      trials: { ...sequential.trials, order: "sequential" },
+    });
+    expect(inOrder.slice(0, 4).map((j) => `${j.task}:${j.variant}/${j.trialIndex}`)).toEqual([
+      "one:H0/1",
+      "one:H1/1",
+      "two:H0/1",
+      "two:H1/1",
     ]);
   });
 

@@ -167,7 +167,7 @@ describe("regrade of a run that did not finish", () => {
   it("that stopped early (--stop-early) goes ahead, keeps the stopped-early status and says so", async () => {
     const early = await makeExperiment({
       manifest: syntheticManifest({
-        trials: { count: 4, seed: 1, order: "sequential" },
+        trials: { count: 5, seed: 1, order: "sequential" },
         concurrency: 1,
         verdict: { policy: "paired-v1", alpha: 0.05, minTrials: 2, maxCostRatio: 1.25 },
       }),
@@ -178,10 +178,10 @@ describe("regrade of a run that did not finish", () => {
         tempParent: early.trialsDir,
         stopEarly: true,
       });
-      expect(verdict.reason).toMatch(/^stopped early after 7 of 8 trials/);
+      expect(verdict.reason).toMatch(/^stopped early after 9 of 10 trials/);
       const same = await regradeRun(early.outDir, { tempParent: early.trialsDir, concurrency: 4 });
       expect(same.notes).toEqual([
-        "the run stopped early (--stop-early) after 7 of 8 trials; the new verdict judges those 7",
+        "the run stopped early (--stop-early) after 9 of 10 trials; the new verdict judges those 9",
       ]);
       expect(same.verdict.status).toBe(verdict.status);
       expect(same.verdict.reason).toBe(verdict.reason);
@@ -189,7 +189,7 @@ describe("regrade of a run that did not finish", () => {
       // Every trial passes now: settled again, on another status.
       const manifest = (verdict: Record<string, unknown>, check = ["node", "check.mjs"]) =>
         syntheticManifest({
-          trials: { count: 4, seed: 1, order: "sequential" },
+          trials: { count: 5, seed: 1, order: "sequential" },
           concurrency: 1,
           verdict: { policy: "paired-v1", minTrials: 2, maxCostRatio: 1.25, ...verdict },
           tasks: [
@@ -209,17 +209,17 @@ describe("regrade of a run that did not finish", () => {
       });
       expect(allPass.verdict.status).toBe("need_more_work");
       expect(allPass.verdict.reason).toMatch(
-        /^stopped early after 7 of 8 trials, the status being settled: the verdict is need_more_work whatever/,
+        /^stopped early after 9 of 10 trials, the status being settled: the verdict is need_more_work whatever/,
       );
 
       // A stricter policy: the trial the run did not run could now change the status, which
       // the trials that ran cannot decide.
       await early.writeManifest(manifest({ alpha: 0.01 }));
       const open = await regradeRun(early.outDir, { tempParent: early.trialsDir, concurrency: 4 });
-      expect(open.verdict.trials).toHaveLength(7);
+      expect(open.verdict.trials).toHaveLength(9);
       expect(open.verdict.status).toBe("need_more_work");
       expect(open.verdict.reason).toMatch(
-        /^the run stopped early after 7 of 8 trials, but under the new grades the trials it did not run could change the status \(the 1 remaining trial can still change the verdict: need_more_work if the candidates fail them all, accept if they pass them all\); run the experiment in full to decide\. The trials that ran: fixer is better than baseline/,
+        /^the run stopped early after 9 of 10 trials, but under the new grades the trials it did not run could change the status \(the 1 remaining trial can still change the verdict: need_more_work if the candidates fail them all, accept if they pass them all\); run the experiment in full to decide\. The trials that ran: fixer /,
       );
     } finally {
       await early.cleanup();

@@ -102,7 +102,8 @@ describe("runExperiment", () => {
     // 4 trials planned; the failure after the first stops the queue: the one beside it finishes,
     // nothing else starts.
     expect(started.length).toBeLessThan(4);
-    expect(finished).toEqual(started);
+    // Which of the two running trials ends first is the scheduler's business: compare as sets.
+    expect([...finished].sort()).toEqual([...started].sort());
     expect(await readdir(exp.trialsDir)).toEqual([]);
   });
 

@@ -79,7 +79,13 @@ describe("verdict.html of a real run", () => {
   it("starts with the verdict and its reason", () => {
     const header = html.slice(html.indexOf("<header"), html.indexOf("</header>"));
     expect(header).toContain(`<span class="status st-${verdict.status}">`);
-    expect(header).toContain(`<p class="reason">${verdict.reason}</p>`);
+    const escaped = verdict.reason
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;")
+      .replace(/'/g, "&#39;");
+    expect(header).toContain(`<p class="reason">${escaped}</p>`);
   });
 
   it("has the per-variant, comparison and per-task tables and every trial with its evidence", () => {

@@ -1,17 +1,22 @@
 // verdict.md and verdict.html from hand-built verdicts (statistics from the real stats stage):
 // intervals, pass@k, tokens and turns, the per-task table, flipped tasks, retries, and escaping
 // of everything an agent could put into a trial.
+
 import { describe, expect, it } from "vitest";
 import {
   formatChangeLine,
   summarizeRegrade,
   type VerdictDocument,
+  verdictDocumentSchema,
 } from "../../src/compare/index.js";
 import {
+  mdText,
   renderHtmlReport,
   renderMarkdownReport,
+  renderTerminalSummary,
   type TrialDetails,
 } from "../../src/report/index.js";
+import { formatP } from "../../src/stats/index.js";
 import { buildVerdict, cell } from "./verdicts.js";
 
 const TOKENS = {
@@ -128,10 +133,13 @@ describe("comparisons and flipped tasks", () => {
     const careful = verdict.statistics!.comparisons.find((c) => c.variant === "careful")!;
     expect(comparisons).toContain("<strong>+50.0 pts</strong>");
     expect(comparisons).toMatch(/\+\d+\.\d pts to \+\d+\.\d pts<span class="bar diffbar"/);
-    expect(comparisons).toContain(`${careful.exactPValue!.toFixed(3)}`);
+    const p = formatP(careful.test!.pValue, careful.test!.threshold);
+    expect(comparisons).toContain(
+      `<td class="num">${p}<div class="sub">exact conditional and score tests, level 0.025</div></td>`,
+    );
     expect(comparisons).toContain("1.50×");
     expect(md).toMatch(
-      /\| careful \| \w+ \| \+50\.0 pts \| \+\d+\.\d pts to \+\d+\.\d pts \(97\.5%, stratified-newcombe-mover\) \|/,
+      /\| careful \| \w+ \| \+50\.0 pts \| \+\d+\.\d pts to \+\d+\.\d pts \(97\.5%, score-with-exact-test\) \| 0\.024 \(exact conditional and score tests, level 0\.025\) \|/,
     );
   });
 
@@ -149,6 +157,36 @@ describe("comparisons and flipped tasks", () => {
     expect(mdFlipped).toContain("| fast | flag | regressed (pass → fail) | 80% | 20% |");
   });
 
+  it("lists every trial of both variants on each flipped task, linked to its evidence and folder", () => {
+    const flip = verdict.flips!.find((f) => f.task === "parse" && f.variant === "careful")!;
+    expect(flip.trials.map((t) => `${t.variant} ${t.trial} ${t.outcome}`)).toEqual([
+      "careful 1 passed",
+      "careful 2 passed",
+      "careful 3 passed",
+      "careful 4 passed",
+      "careful 5 passed",
+      "baseline 1 failed",
+      "baseline 2 failed",
+      "baseline 3 failed",
+      "baseline 4 failed",
+      "baseline 5 passed",
+    ]);
+    const mdFlipped = mdSection(md, "Tasks that flipped");
+    expect(mdFlipped).toContain(
+      "- parse · careful improved: careful [trial 1 passed (100.0)](careful/parse/trial-001/)",
+    );
+    expect(mdFlipped).toContain(
+      "; baseline [trial 1 failed (50.0)](baseline/parse/trial-001/), [trial 2 failed (50.0)](baseline/parse/trial-002/)",
+    );
+    const flipped = section(html, "flipped");
+    const baselineTrial2 = verdict.trials.find(
+      (t) => t.variant === "baseline" && t.task === "parse" && t.trial === 2,
+    )!;
+    expect(flipped).toContain(
+      `<a href="#trial-${baselineTrial2.seq}" class="down">#2 failed</a> <a href="baseline/parse/trial-002/" class="muted">folder</a>`,
+    );
+  });
+
   it("says so when no task flipped", () => {
     const steady = buildVerdict([
       ...cell("baseline", "t", "ppfp"),
@@ -158,6 +196,63 @@ describe("comparisons and flipped tasks", () => {
     expect(mdSection(renderMarkdownReport(steady), "Tasks that flipped")).toContain(
       "No task flipped",
     );
+  });
+});
+
+describe("verdicts written before the current method", () => {
+  // Decided by the interval alone (Newcombe), with the exact test printed beside it: issue 14's
+  // "accept with 95% CI +0.00 to +0.81 beside exact p 0.182".
+  function oldVerdict(): VerdictDocument {
+    const current = buildVerdict([
+      ...cell("baseline", "t", "pffff"),
+      ...cell("candidate", "t", "ppppf"),
+    ]);
+    const stats = current.statistics!;
+    const [comparison] = stats.comparisons;
+    const { test: _test, toSettle: _settle, ...rest } = comparison!;
+    const old = {
+      ...current,
+      status: "accept" as const,
+      flips: undefined,
+      statistics: {
+        ...stats,
+        status: "accept" as const,
+        comparisons: [
+          {
+            ...rest,
+            status: "accept" as const,
+            interval: {
+              lower: 0.0004,
+              upper: 0.81,
+              level: 0.95,
+              method: "newcombe-hybrid-score" as const,
+            },
+            exactPValue: 0.182,
+          },
+        ],
+      },
+    };
+    return verdictDocumentSchema.parse(JSON.parse(JSON.stringify(old)));
+  }
+
+  it("reads, shows a lower limit above 0 with enough digits, and says the interval and the exact test disagree", () => {
+    const verdict = oldVerdict();
+    const md = renderMarkdownReport(verdict);
+    const html = renderHtmlReport(verdict);
+    expect(md).toContain("+0.04 pts to +81.0 pts (95%, newcombe-hybrid-score)");
+    const note =
+      "For candidate the interval and the exact test disagree: the 95% interval (newcombe-hybrid-score) lies above 0, but the exact test's p = 0.18 is > 0.05. This verdict was decided by the interval, a method harnesslab no longer uses; `harness compare regrade` decides it again with the current one, whose interval and test always agree.";
+    expect(md).toContain(mdText(note));
+    expect(html).toContain("the exact test&#39;s p = 0.18 is &gt; 0.05");
+    expect(renderTerminalSummary(verdict, "/out")).toContain(`note: ${note}`);
+  });
+
+  it("says nothing of the kind for a current verdict, whose interval and test agree", () => {
+    const current = buildVerdict([
+      ...cell("baseline", "t", "pffff"),
+      ...cell("candidate", "t", "ppppf"),
+    ]);
+    expect(renderMarkdownReport(current)).not.toContain("disagree");
   });
 });
 

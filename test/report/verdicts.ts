@@ -1,7 +1,7 @@
 // Hand-built verdict documents for the renderer tests: trials are described by outcome (and
 // optionally cost, tokens, turns, retried attempts) and the statistics come from the real stats
 // stage, so the pages show what a run would show.
-import type { VerdictDocument, VerdictTrial } from "../../src/compare/index.js";
+import { flipEvidence, type VerdictDocument, type VerdictTrial } from "../../src/compare/index.js";
 import { computeVerdictStatistics, type TrialRecord } from "../../src/stats/index.js";
 
 export interface TrialSpec {
@@ -126,6 +126,7 @@ export function buildVerdict(
     },
     statistics,
     trials,
+    flips: flipEvidence(statistics, trials),
     startedAt: "2026-01-01T00:00:00.000Z",
     finishedAt: "2026-01-01T00:01:00.000Z",
     infraRetries: {

@@ -139,7 +139,7 @@ describe("heuristic-v1 verdict (the seed system's rules)", () => {
     expect(result.status).toBe("accept");
     expect(result.comparisons[0]?.interval).toMatchObject({
       level: 0.95,
-      method: "newcombe-hybrid-score",
+      method: "score-with-exact-test",
     });
     expect(result.comparisons[0]?.interval?.lower).toBeLessThan(0);
   });

@@ -14,7 +14,7 @@ describe("paired-v1 verdict, one task", () => {
     expect(result.status).toBe("accept");
     expect(result.best).toBe("H1");
     expect(result.reason).toContain(
-      "pass rate 1.00 vs 0.00, difference +1.00 (95% CI +0.39 to +1.00), 5 completed trials each",
+      "pass rate 1.00 vs 0.00, difference +1.00 (95% CI +0.40 to +1.00, p = 0.0079), 5 completed trials each",
     );
     expect(result.reason).toContain("USD cost ratio 1.10 ≤ 1.25");
     const [comparison] = result.comparisons;
@@ -24,22 +24,27 @@ describe("paired-v1 verdict, one task", () => {
       status: "accept",
       tasks: ["readme"],
       difference: 1,
-      interval: { upper: 1, level: 0.95, method: "newcombe-hybrid-score" },
+      interval: { upper: 1, level: 0.95, method: "score-with-exact-test" },
       exactTestMethod: "fisher-exact",
+      test: { design: "fixed", method: "exact-conditional-and-score", threshold: 0.05 },
       enoughTrials: true,
       flippedTasks: [
         { task: "readme", direction: "improved", variantPassRate: 1, baselinePassRate: 0 },
       ],
     });
-    expect(comparison?.interval?.lower).toBeCloseTo(0.385549, 5);
+    // Miettinen–Nurminen 95% lower limit for 5/5 − 0/5.
+    expect(comparison?.interval?.lower).toBeCloseTo(0.40171, 5);
+    // Fisher: P(all 5 passes with H1) = 1/252 on each side; the larger of the exact and score
+    // p-values decides, here the exact one.
     expect(comparison?.exactPValue).toBeCloseTo(2 / 252, 12);
+    expect(comparison?.test?.pValue).toBeCloseTo(2 / 252, 12);
     expect(comparison?.costRatio.usd).toBeCloseTo(1.1, 12);
     expect(comparison?.passRatePerUsd.variant).toBeCloseTo(1 / 0.11, 10);
     expect(comparison?.passRatePerUsd.baseline).toBe(0);
   });
 
   it("rejects when the interval lies below 0, even with few trials", () => {
-    const result = verdict({ failed: 3 }, { passed: 3 });
+    const result = verdict({ failed: 4 }, { passed: 4 });
     expect(result.status).toBe("reject");
     expect(result.reason).toMatch(
       /^H1 is worse than H0 \(the interval lies below 0\): pass rate 0\.00 vs 1\.00, difference -1\.00/,
@@ -49,11 +54,36 @@ describe("paired-v1 verdict, one task", () => {
     ]);
   });
 
-  it("needs more work when the interval includes 0 (4 of 5 against 1 of 5)", () => {
+  it("does not reject with 3 trials each, however they fall (the exact test cannot reach 0.025)", () => {
+    const result = verdict({ failed: 3 }, { passed: 3 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.comparisons[0]?.test?.pValue).toBeCloseTo(0.1, 12);
+  });
+
+  it("needs more work when the interval includes 0 (4 of 5 against 1 of 5), and says how many trials would settle it", () => {
     const result = verdict({ passed: 4, failed: 1 }, { passed: 1, failed: 4 });
     expect(result.status).toBe("need_more_work");
     expect(result.reason).toBe(
-      "H1 is not clearly different from H0 (the interval includes 0): pass rate 0.80 vs 0.20, difference +0.60 (95% CI -0.00 to +0.83), 5 completed trials each",
+      "H1 is not clearly different from H0 (the interval includes 0): pass rate 0.80 vs 0.20, difference +0.60 (95% CI -0.05 to +0.89, p = 0.21), 5 completed trials each; about 9 completed trials per variant and task (8 more trials) would likely settle it if the observed pass rates hold",
+    );
+    expect(result.comparisons[0]?.toSettle).toEqual({
+      trialsPerCell: 9,
+      moreTrials: 8,
+      moreCostUsd: null,
+    });
+  });
+
+  it("says when the exact test keeps the interval at 0 though the score test alone would exclude it (3 of 5 against 0 of 5)", () => {
+    const result = verdict({ passed: 3, failed: 2, costUsd: 0.5 }, { failed: 5, costUsd: 0.5 });
+    expect(result.status).toBe("need_more_work");
+    expect(result.comparisons[0]?.interval?.lower).toBe(0);
+    expect(result.reason).toContain("(95% CI 0 to +0.");
+    expect(result.reason).toContain(
+      "the score test alone would exclude 0, but the exact conditional test does not (one-sided p = 0.083 > 0.025)",
+    );
+    expect(result.comparisons[0]?.toSettle?.moreCostUsd).toBeCloseTo(
+      (result.comparisons[0]?.toSettle?.moreTrials ?? 0) * 0.5,
+      10,
     );
   });
 
@@ -119,25 +149,35 @@ describe("paired-v1 verdict, one task", () => {
   });
 
   it("decides on completed trials and also reports the rates with infrastructure errors as failures", () => {
-    const result = verdict({ passed: 5, infra: 3 }, { failed: 5 });
+    const result = verdict({ passed: 5, infra: 1 }, { failed: 5 });
     expect(result.status).toBe("accept");
     expect(result.reason).toContain(
-      "3 infrastructure errors excluded (counted as failures: pass rate 0.63 vs 0.00)",
+      "1 infrastructure error excluded (counted as failures: pass rate 0.83 vs 0.00)",
     );
     const [comparison] = result.comparisons;
-    expect(comparison?.passRate.variant).toEqual({ excludingInfra: 1, infraAsFailure: 5 / 8 });
-    expect(comparison?.infraAsFailure.difference).toBe(5 / 8);
+    expect(comparison?.passRate.variant).toEqual({ excludingInfra: 1, infraAsFailure: 5 / 6 });
+    expect(comparison?.infraAsFailure.difference).toBe(5 / 6);
     expect(comparison?.infraAsFailure.interval?.lower).toBeLessThan(
       comparison?.interval?.lower ?? 0,
     );
   });
 
+  it("accepts only if the difference also holds with infrastructure errors counted as failures", () => {
+    // Left out, the candidate's ten infrastructure errors would make it look clearly better.
+    const result = verdict({ passed: 5, infra: 10 }, { passed: 0, failed: 5 });
+    expect(result.comparisons[0]?.interval?.lower).toBeGreaterThan(0);
+    expect(result.comparisons[0]?.infraAsFailure.interval?.lower).toBeLessThanOrEqual(0);
+    expect(result.status).toBe("need_more_work");
+    expect(result.reason).toContain("not once its infrastructure errors count as failures");
+    expect(result.reason).toMatch(/with them counted as failures the 95% CI .* reaches 0/);
+  });
+
   it("uses the policy's alpha for the interval and names the level", () => {
-    const at95 = verdict({ passed: 8, failed: 2 }, { passed: 3, failed: 7 });
-    const at99 = verdict({ passed: 8, failed: 2 }, { passed: 3, failed: 7 }, { alpha: 0.01 });
+    const at95 = verdict({ passed: 9, failed: 1 }, { passed: 3, failed: 7 });
+    const at99 = verdict({ passed: 9, failed: 1 }, { passed: 3, failed: 7 }, { alpha: 0.01 });
     expect(at95.status).toBe("accept");
     expect(at99.status).toBe("need_more_work");
-    expect(at99.reason).toContain("(99% CI -0.05 to +0.77)");
+    expect(at99.reason).toContain("(99% CI 0 to +0.88, p = 0.02)");
     expect(at99.comparisons[0]?.interval?.level).toBe(0.99);
   });
 
@@ -175,6 +215,7 @@ describe("paired-v1 verdict, one task", () => {
     const allFail = verdict({ failed: 10 }, { failed: 10 });
     expect(allFail.status).toBe("need_more_work");
     expect(allFail.comparisons[0]?.exactPValue).toBe(1);
+    expect(allFail.comparisons[0]?.test?.pValue).toBe(1);
     expect(allFail.comparisons[0]?.flippedTasks).toEqual([]);
   });
 });

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   DEFAULT_PAIRED_POLICY,
   decideVerdict,
-  stratifiedDifference,
-  stratifiedExactTest,
+  fixedTest,
+  stratifiedExactTails,
   type TrialRecord,
 } from "../../src/stats/index.js";
 import { cell } from "./support.js";
@@ -13,36 +13,38 @@ const paired = { baseline: "base", policy: DEFAULT_PAIRED_POLICY };
 describe("verdict with several tasks", () => {
   const trials: TrialRecord[] = [
     ...cell("base", "a", { passed: 1, failed: 4 }),
-    ...cell("base", "b", { passed: 2, failed: 3 }),
-    ...cell("base", "c", { passed: 3, failed: 2 }),
+    ...cell("base", "b", { passed: 1, failed: 4 }),
+    ...cell("base", "c", { passed: 2, failed: 3 }),
     ...cell("cand", "a", { passed: 4, failed: 1 }),
     ...cell("cand", "b", { passed: 5 }),
-    ...cell("cand", "c", { passed: 3, failed: 2 }),
+    ...cell("cand", "c", { passed: 4, failed: 1 }),
   ];
 
-  it("compares on every task with a stratified interval and an exact stratified test", () => {
+  it("compares on every task with the stratified test and its interval", () => {
     const result = decideVerdict(trials, paired);
     const [comparison] = result.comparisons;
     const strata = [
       { successes1: 4, trials1: 5, successes0: 1, trials0: 5 },
-      { successes1: 5, trials1: 5, successes0: 2, trials0: 5 },
-      { successes1: 3, trials1: 5, successes0: 3, trials0: 5 },
+      { successes1: 5, trials1: 5, successes0: 1, trials0: 5 },
+      { successes1: 4, trials1: 5, successes0: 2, trials0: 5 },
     ];
-    const expected = stratifiedDifference(strata);
+    const expected = fixedTest(strata, 0.05);
     expect(comparison?.tasks).toEqual(["a", "b", "c"]);
-    expect(comparison?.difference).toBeCloseTo(0.4, 12);
+    expect(comparison?.difference).toBeCloseTo(0.6, 12);
     expect(comparison?.interval).toEqual({
       lower: expected.lower,
       upper: expected.upper,
       level: 0.95,
-      method: "stratified-newcombe-mover",
+      method: "score-with-exact-test",
     });
     expect(comparison?.exactTestMethod).toBe("stratified-exact-conditional");
-    expect(comparison?.exactPValue).toBe(stratifiedExactTest(strata));
+    const exact = stratifiedExactTails(strata);
+    expect(comparison?.exactPValue).toBe(2 * Math.min(exact.upper, exact.lower));
+    expect(comparison?.test?.pValue).toBe(expected.pValue);
     expect(result.status).toBe("accept");
     expect(result.reason).toContain("over 3 tasks, 5 completed trials per variant per task");
-    expect(comparison?.passRate.variant.excludingInfra).toBeCloseTo(0.8, 12);
-    expect(comparison?.passRate.baseline.excludingInfra).toBeCloseTo(0.4, 12);
+    expect(comparison?.passRate.variant.excludingInfra).toBeCloseTo(13 / 15, 12);
+    expect(comparison?.passRate.baseline.excludingInfra).toBeCloseTo(4 / 15, 12);
   });
 
   it("lists the tasks whose majority outcome flipped, and not a task whose baseline tied", () => {
@@ -107,12 +109,12 @@ describe("verdict with several tasks", () => {
 });
 
 describe("verdict with several candidates", () => {
-  const base = cell("base", "t", { passed: 1, failed: 5 });
-  const strong = cell("strong", "t", { passed: 6 });
-  const good = cell("good", "t", { passed: 5, failed: 1 });
-  const unclear = cell("unclear", "t", { passed: 2, failed: 4 });
-  const weak = cell("weak", "t", { failed: 6 });
-  const broken = cell("broken", "t", { infra: 6 });
+  const base = cell("base", "t", { passed: 1, failed: 7 });
+  const strong = cell("strong", "t", { passed: 8 });
+  const good = cell("good", "t", { passed: 7, failed: 1 });
+  const unclear = cell("unclear", "t", { passed: 2, failed: 6 });
+  const weak = cell("weak", "t", { failed: 8 });
+  const broken = cell("broken", "t", { infra: 8 });
 
   it("compares every candidate with the baseline, in name order", () => {
     const result = decideVerdict([...base, ...weak, ...strong, ...unclear], paired);
@@ -128,7 +130,7 @@ describe("verdict with several candidates", () => {
     expect(result.status).toBe("accept");
     expect(result.best).toBe("strong");
     expect(result.reason).toMatch(
-      /^2 of 3 candidates accepted; best: strong \(difference \+0\.83\)\. good: accept — /,
+      /^2 of 3 candidates accepted; best: strong \(difference \+0\.88\)\. good: accept — /,
     );
     expect(result.reason).toContain(
       ". unclear: need_more_work — unclear is not clearly different from base",
@@ -136,8 +138,8 @@ describe("verdict with several candidates", () => {
   });
 
   it("rejects when every candidate is rejected", () => {
-    const worse = cell("worse", "t", { failed: 6 });
-    const result = decideVerdict([...cell("base", "t", { passed: 6 }), ...weak, ...worse], paired);
+    const worse = cell("worse", "t", { failed: 8 });
+    const result = decideVerdict([...cell("base", "t", { passed: 8 }), ...weak, ...worse], paired);
     expect(result.comparisons.map((c) => c.status)).toEqual(["reject", "reject"]);
     expect(result.status).toBe("reject");
     expect(result.best).toBeNull();
@@ -146,7 +148,7 @@ describe("verdict with several candidates", () => {
 
   it("needs more work when none is accepted and not all are rejected", () => {
     const result = decideVerdict(
-      [...cell("base", "t", { passed: 6 }), ...weak, ...cell("same", "t", { passed: 6 })],
+      [...cell("base", "t", { passed: 8 }), ...weak, ...cell("same", "t", { passed: 8 })],
       paired,
     );
     expect(result.comparisons.map((c) => c.status)).toEqual(["need_more_work", "reject"]);
@@ -165,7 +167,7 @@ describe("verdict with several candidates", () => {
     expect(result.status).toBe("infrastructure_error");
     expect(result.best).toBeNull();
     expect(result.reason).toBe(
-      "no verdict: no completed trial for broken on task t (6 infrastructure errors)",
+      "no verdict: no completed trial for broken on task t (8 infrastructure errors)",
     );
   });
 

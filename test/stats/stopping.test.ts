@@ -16,8 +16,8 @@ const options = (plannedTrials: number, policy: VerdictPolicy = DEFAULT_PAIRED_P
 
 describe("canStopEarly", () => {
   it("stops with accept when even failing every remaining candidate trial keeps the interval above 0", () => {
-    // Worst case 5/6 vs 1/6: 95% CI +0.11 to +0.86, still above 0.
-    const decision = canStopEarly(twoVariants({ passed: 5 }, { failed: 5 }), options(6));
+    // Worst case 6/7 vs 1/7: exact one-sided p = 50/3432 = 0.015, still accepted.
+    const decision = canStopEarly(twoVariants({ passed: 6 }, { failed: 6 }), options(7));
     expect(decision).toMatchObject({
       canStop: true,
       status: "accept",
@@ -31,7 +31,7 @@ describe("canStopEarly", () => {
   });
 
   it("stops with reject when the candidate cannot catch up", () => {
-    const decision = canStopEarly(twoVariants({ failed: 5 }, { passed: 5 }), options(6));
+    const decision = canStopEarly(twoVariants({ failed: 6 }, { passed: 6 }), options(7));
     expect(decision).toMatchObject({ canStop: true, status: "reject" });
   });
 
@@ -50,10 +50,10 @@ describe("canStopEarly", () => {
   });
 
   it("counts remaining trials toward minTrials: a run short of minTrials now can already be settled", () => {
-    const policy = { ...DEFAULT_PAIRED_POLICY, minTrials: 6 };
-    const trials = twoVariants({ passed: 5 }, { failed: 5 });
+    const policy = { ...DEFAULT_PAIRED_POLICY, minTrials: 7 };
+    const trials = twoVariants({ passed: 6 }, { failed: 6 });
     expect(decideVerdict(trials, { baseline: "H0", policy }).status).toBe("need_more_work");
-    expect(canStopEarly(trials, options(6, policy))).toMatchObject({
+    expect(canStopEarly(trials, options(7, policy))).toMatchObject({
       canStop: true,
       status: "accept",
     });

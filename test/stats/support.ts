@@ -1,4 +1,9 @@
-import type { Outcome, TrialRecord } from "../../src/stats/index.js";
+import {
+  assumedTrial,
+  type Outcome,
+  type TrialRecord,
+  type TrialRef,
+} from "../../src/stats/index.js";
 
 export interface CellSpec {
   passed?: number;
@@ -57,4 +62,39 @@ export function seededRandom(seed: number): () => number {
     state >>>= 0;
     return state / 2 ** 32;
   };
+}
+
+export interface SimulatedDesign {
+  tasks: number;
+  trialsPerCell: number;
+  /** The first is the baseline. */
+  variants: readonly string[];
+}
+
+const taskName = (i: number) => `t${String(i + 1).padStart(2, "0")}`;
+
+/** The planned order a sequential run uses: trial 1 of every task and variant, then trial 2, … */
+export function roundMajorOrder(design: SimulatedDesign): TrialRef[] {
+  const order: TrialRef[] = [];
+  for (let trial = 1; trial <= design.trialsPerCell; trial++)
+    for (let task = 0; task < design.tasks; task++)
+      for (const variant of design.variants) order.push({ variant, task: taskName(task), trial });
+  return order;
+}
+
+/**
+ * Every planned trial of `design`, each passing with its variant's rate on its task (a number,
+ * or one rate per task index), drawn from `random`.
+ */
+export function simulatedTrials(
+  design: SimulatedDesign,
+  rates: Record<string, number | ((task: number) => number)>,
+  random: () => number,
+): TrialRecord[] {
+  return roundMajorOrder(design).map((ref) => {
+    const rate = rates[ref.variant];
+    if (rate === undefined) throw new Error(`no pass rate for ${ref.variant}`);
+    const task = Number(ref.task.slice(1)) - 1;
+    return assumedTrial(ref, random() < (typeof rate === "number" ? rate : rate(task)));
+  });
 }

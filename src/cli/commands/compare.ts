@@ -2,11 +2,17 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
 import {
+  type BudgetLimits,
+  calibrationExperiment,
+  formatPlan,
   formatRegradeReport,
   loadHarnessCatalog,
   loadManifest,
+  pastCostPerTrial,
+  planExperiment,
   regradeRun,
   runExperiment,
+  type VerdictDocument,
   validateManifestForCli,
 } from "../../compare/index.js";
 import { createExecutor } from "../../exec/index.js";
@@ -25,6 +31,17 @@ interface RunOptions {
   stopEarly?: boolean;
   retryInfra?: number;
   unsafeNoSandbox?: boolean;
+  maxCostUsd?: number;
+  maxTokens?: number;
+  calibrate?: boolean;
+}
+
+interface PlanOptions {
+  effect: number;
+  power: number;
+  passRate: number;
+  from?: string[];
+  json?: boolean;
 }
 
 function wholeNumber(name: string, min: number, max: number) {
@@ -40,6 +57,31 @@ function wholeNumber(name: string, min: number, max: number) {
 
 function positiveInt(name: string, max: number) {
   return wholeNumber(name, 1, max);
+}
+
+/** A proportion below 1, above 0 or from 0 inclusive: `--power 0.8`, `--pass-rate 0.5`. */
+function proportion(name: string, from: "0 (inclusive)" | "0") {
+  return (value: string): number => {
+    const n = Number(value);
+    const inRange = from === "0" ? n > 0 && n < 1 : n >= 0 && n < 1;
+    if (!/^\d+(\.\d+)?$/.test(value) || !inRange)
+      throw new UsageError(
+        `${name} must be a number ${from === "0" ? "between 0 and 1, both excluded" : "from 0 up to, but not including, 1"}, got ${JSON.stringify(value)}`,
+      );
+    return n;
+  };
+}
+
+/** A positive decimal number (`--max-cost-usd 5`, `--effect 0.2`), at most `max`. */
+function positiveNumber(name: string, what: string, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+(\.\d+)?$/.test(value) || !(n > 0) || n > max)
+      throw new UsageError(
+        `${name} must be ${what} greater than 0${max < Number.MAX_SAFE_INTEGER ? ` and at most ${max}` : ""}, got ${JSON.stringify(value)}`,
+      );
+    return n;
+  };
 }
 
 export function registerCompareCommands(program: Command, io: CliIO, setExit: SetExitCode): void {
@@ -79,9 +121,57 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
       "--unsafe-no-sandbox",
       "run the agent's code (validation commands, graders, the host) without an OS sandbox: it gets your user, files and network, and the verdict says so first",
     )
+    .option(
+      "--max-cost-usd <usd>",
+      "stop starting trials once the next one could take the USD the run's trials used past this",
+      positiveNumber("--max-cost-usd", "a number of US dollars"),
+    )
+    .option(
+      "--max-tokens <n>",
+      "stop starting trials once the next one could take the tokens the run's trials used past this",
+      positiveInt("--max-tokens", Number.MAX_SAFE_INTEGER),
+    )
+    .option(
+      "--calibrate",
+      "A/A run: compare the baseline with a copy of itself and report how often the policy claims a difference on this setup's noise",
+    )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
       setExit(await runCompare(manifest, options, io)),
+    );
+
+  compare
+    .command("plan")
+    .description(
+      "before running: the trials per variant and task needed to detect an effect, their expected cost, and what the planned count can detect",
+    )
+    .argument("<manifest>", "a harness-compare.v1 or .v2 manifest (JSON)")
+    .option(
+      "--effect <d>",
+      "the pass-rate difference to detect, candidate minus baseline (default 0.2)",
+      positiveNumber("--effect", "a pass-rate difference", 1),
+      0.2,
+    )
+    .option(
+      "--power <p>",
+      "the wanted chance of accepting a candidate that much better (default 0.8)",
+      proportion("--power", "0"),
+      0.8,
+    )
+    .option(
+      "--pass-rate <p>",
+      "the baseline's pass rate on every task (default 0.5)",
+      proportion("--pass-rate", "0 (inclusive)"),
+      0.5,
+    )
+    .option(
+      "--from <out-dir>",
+      "an earlier run whose cost per trial prices the plan; repeatable",
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option("--json", "print the plan as JSON on stdout")
+    .action(async (manifest: string, options: PlanOptions) =>
+      setExit(await runPlan(manifest, options, io)),
     );
 
   compare
@@ -142,14 +232,54 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     );
 }
 
+function budgetOf(options: RunOptions): BudgetLimits | undefined {
+  if (options.maxCostUsd === undefined && options.maxTokens === undefined) return undefined;
+  return {
+    ...(options.maxCostUsd === undefined ? {} : { maxCostUsd: options.maxCostUsd }),
+    ...(options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens }),
+  };
+}
+
+/** A budget the host gave nothing to count against could not have stopped the run. */
+function unusedBudgets(options: RunOptions, verdict: VerdictDocument): string[] {
+  const warnings: string[] = [];
+  if (options.maxCostUsd !== undefined && verdict.trials.every((t) => t.costUsd === null))
+    warnings.push(
+      `no trial reported a USD cost, so --max-cost-usd ${options.maxCostUsd} could not limit this run`,
+    );
+  if (options.maxTokens !== undefined && verdict.trials.every((t) => t.tokens === null))
+    warnings.push(
+      `no trial reported tokens, so --max-tokens ${options.maxTokens} could not limit this run`,
+    );
+  return warnings;
+}
+
 function exitForStatus(status: string): number {
   return status === "accept" || status === "need_more_work" ? EXIT.ok : EXIT.fail;
 }
 
-async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
-  const manifestPath = resolve(io.cwd, manifestArg);
-  const loaded = await loadManifest(manifestPath, {
-    ...(options.trials === undefined ? {} : { trialsOverride: options.trials }),
+async function runPlan(manifestArg: string, options: PlanOptions, io: CliIO): Promise<number> {
+  if (options.effect + options.passRate > 1)
+    throw new UsageError(
+      `--effect ${options.effect} with --pass-rate ${options.passRate}: the candidate's pass rate would be above 1; lower one of them`,
+    );
+  const loaded = await loadForCommand(manifestArg, io);
+  const costPerTrial = await pastCostPerTrial((options.from ?? []).map((d) => resolve(io.cwd, d)));
+  const plan = planExperiment(loaded.experiment, {
+    effect: options.effect,
+    power: options.power,
+    passRate: options.passRate,
+    costPerTrial,
+  });
+  if (options.json) io.stdout(`${JSON.stringify(plan, null, 2)}\n`);
+  else io.stdout(`${formatPlan(plan, manifestArg, options.from?.length ?? 0).join("\n")}\n`);
+  return EXIT.ok;
+}
+
+/** The manifest as `run` and `plan` load it; its problems are the command's input error. */
+async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: number) {
+  const loaded = await loadManifest(resolve(io.cwd, manifestArg), {
+    ...(trialsOverride === undefined ? {} : { trialsOverride }),
     loadCatalog: loadHarnessCatalog,
   });
   if (!loaded.ok)
@@ -158,8 +288,16 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       loaded.problems,
       `${loaded.problems.length} problem(s)`,
     );
+  return loaded;
+}
+
+async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
+  const loaded = await loadForCommand(manifestArg, io, options.trials);
   for (const warning of loaded.warnings)
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
+  const experiment = options.calibrate
+    ? calibrationExperiment(loaded.experiment)
+    : loaded.experiment;
   // Ctrl-C (or a SIGTERM from a supervisor) stops the run cleanly: running agents are aborted,
   // their commands killed and their workspaces removed; finished trials stay for --resume.
   const stop = stopOnSignals(io, {
@@ -173,7 +311,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     io.stderr(`--resume: no earlier run in ${outDirArg}; starting a new run there\n`);
   const progress = createProgressReporter(io);
   try {
-    const { verdict, outDir } = await runExperiment(loaded.experiment, {
+    const { verdict, outDir } = await runExperiment(experiment, {
       outDir: outDirArg,
       manifestDocument: loaded.manifest,
       manifestHash: loaded.manifestHash,
@@ -182,14 +320,19 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.stopEarly ? { stopEarly: true } : {}),
       ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      ...(budgetOf(options) === undefined ? {} : { budget: budgetOf(options) }),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
       signal: stop.signal,
     });
     progress.finish();
+    for (const warning of unusedBudgets(options, verdict)) io.stderr(`warning: ${warning}\n`);
     if (options.json) io.stdout(`${JSON.stringify(verdict, null, 2)}\n`);
     else io.stdout(`${renderTerminalSummary(verdict, outDir)}\n`);
-    return stop.signal.aborted ? stop.exitCode() : exitForStatus(verdict.status);
+    if (stop.signal.aborted) return stop.exitCode();
+    // An A/A run measured the noise whatever it decided; only a broken run fails it.
+    if (options.calibrate) return verdict.status === "infrastructure_error" ? EXIT.fail : EXIT.ok;
+    return exitForStatus(verdict.status);
   } finally {
     progress.finish();
     stop.dispose();

@@ -2,6 +2,7 @@
 // Pure: prompt texts are read by the caller and passed in.
 import { resolve } from "node:path";
 import type { InputProblem } from "../../shared/index.js";
+import { assumedTrial, decideVerdict, formatP, plural } from "../../stats/index.js";
 import type {
   AgentSpec,
   Experiment,
@@ -11,6 +12,7 @@ import type {
   VariantSpec,
   VerdictPolicy,
 } from "../experiment.js";
+import { plannedOrder } from "../plan.js";
 import { parseAgentReference } from "./agents.js";
 import { normalizeChangeSurfacePath } from "./paths.js";
 import type { HarnessCompareV1 } from "./schema-v1.js";
@@ -169,6 +171,8 @@ function verdictFromV2(verdict: HarnessCompareV2["verdict"]): VerdictPolicy {
     alpha: verdict?.alpha ?? V2_DEFAULTS.alpha,
     minTrials: verdict?.minTrials ?? V2_DEFAULTS.minTrials,
     maxCostRatio: verdict?.maxCostRatio ?? V2_DEFAULTS.maxCostRatio,
+    // Absent means fixed; left out so runs recorded before designs existed keep their inputs hash.
+    ...(verdict?.design === undefined ? {} : { design: verdict.design }),
   };
 }
 
@@ -223,13 +227,47 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
 /** Valid settings that cannot lead where the author probably wants. */
 export function experimentWarnings(experiment: Experiment): InputProblem[] {
   const warnings: InputProblem[] = [];
-  if (
-    experiment.verdict.kind === "paired-v1" &&
-    experiment.trials.count < experiment.verdict.minTrials
-  )
+  const policy = experiment.verdict;
+  if (policy.kind !== "paired-v1") return warnings;
+  if (policy.design !== "sequential" && experiment.trials.count < policy.minTrials)
     warnings.push({
       path: "trials.count",
-      message: `${experiment.trials.count} trial(s) per task × variant is below verdict.minTrials (${experiment.verdict.minTrials}): this run can end in "need_more_work" at best, never "accept"`,
+      message: `${experiment.trials.count} trial(s) per task × variant is below verdict.minTrials (${policy.minTrials}): this run can end in "need_more_work" at best, never "accept"`,
     });
+  else {
+    const best = bestPossibleComparison(experiment);
+    if (best.status !== "accept")
+      warnings.push({
+        path: "trials.count",
+        message: `${plural(experiment.tasks.length, "task")} × ${plural(experiment.trials.count, "trial")} per variant cannot reach "accept" for any effect: even a candidate that passes every trial against a baseline that fails every one gets p = ${formatP(best.pValue, best.threshold)} > ${formatP(best.threshold, best.pValue)}; \`harness compare plan\` shows how many trials would`,
+      });
+  }
   return warnings;
+}
+
+/**
+ * The decision on the most extreme outcome the plan allows: every candidate passes every
+ * planned trial and the baseline fails every one.
+ */
+function bestPossibleComparison(experiment: Experiment): {
+  status: string;
+  pValue: number;
+  threshold: number;
+} {
+  const order = plannedOrder(experiment);
+  const trials = order.map((ref) => assumedTrial(ref, ref.variant !== experiment.baseline));
+  const verdict = decideVerdict(trials, {
+    baseline: experiment.baseline,
+    policy: experiment.verdict,
+    variants: experiment.variants.map((v) => v.id),
+    tasks: experiment.tasks.map((t) => t.id),
+    plannedTrials: experiment.trials.count,
+    order,
+  });
+  const test = verdict.comparisons[0]?.test;
+  return {
+    status: verdict.comparisons[0]?.status ?? verdict.status,
+    pValue: test?.pValue ?? 1,
+    threshold: test?.threshold ?? 0,
+  };
 }

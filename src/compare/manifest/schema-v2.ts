@@ -176,6 +176,13 @@ const verdictSchema = z.discriminatedUnion(
             description:
               "Largest candidate/baseline cost ratio that may still accept (default 1.25).",
           }),
+        design: z
+          .enum(["fixed", "sequential"], { error: 'expected "fixed" or "sequential"' })
+          .optional()
+          .meta({
+            description:
+              "fixed (default): one test when every planned trial is in; sequential: trials run round by round and the run stops as soon as a group-sequential boundary is crossed (docs/statistics.md).",
+          }),
       })
       .meta({
         description: "Paired, task-matched comparison with a confidence interval (default).",
