@@ -1,0 +1,14 @@
+// Forges (SPEC §3, §5.5): the local Gitea-compatible forge and the capture adapters that
+// read a repository's issue/pull-request state from Gitea or GitHub as a RepoState.
+export type { WriteLogEntry } from "./model.js";
+export {
+  createForgeApp,
+  DEFAULT_AUTHOR,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_REPO,
+  DEFAULT_USER,
+  type ForgeInfo,
+  type ForgeOptions,
+  type RunningForge,
+  startForge,
+} from "./server.js";

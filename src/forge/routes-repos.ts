@@ -1,0 +1,136 @@
+// Instance, user, repository and label endpoints of the local forge.
+import type { Hono } from "hono";
+import { GITEA_VERSION, labelJson, repositoryJson, userJson } from "./gitea-json.js";
+import {
+  DEFAULT_PAGE_SIZE,
+  type ForgeContext,
+  type ForgeEnv,
+  type ForgeRuntime,
+  fail,
+  findRepo,
+  intParam,
+  MAX_PAGE_SIZE,
+  notFound,
+  paginate,
+  readBody,
+  writer,
+} from "./http.js";
+import { createLabelOption, createRepoOption, editLabelOption } from "./requests.js";
+
+export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
+  app.get("/api/v1/version", (c) => c.json({ version: GITEA_VERSION }));
+  app.get("/api/v1/settings/api", (c) =>
+    c.json({
+      max_response_items: MAX_PAGE_SIZE,
+      default_paging_num: DEFAULT_PAGE_SIZE,
+      default_git_trees_per_page: 1000,
+      default_max_blob_size: 10_485_760,
+    }),
+  );
+  app.get("/api/v1/user", (c) => {
+    const actor = c.get("actor");
+    if (actor === null) return fail(c, rt, 401, "token is required");
+    return c.json(userJson(rt, actor));
+  });
+  app.get("/api/v1/users/:username", (c) => {
+    const account = rt.store.account(c.req.param("username"));
+    return account ? c.json(userJson(rt, account.login)) : notFound(c, rt);
+  });
+
+  app.get("/api/v1/repos/search", (c) => {
+    const keyword = (c.req.query("q") ?? "").toLowerCase();
+    const visible = rt.store
+      .allRepos()
+      .filter((repo) => !repo.private || c.get("actor") !== null)
+      .filter((repo) => keyword === "" || repo.name.toLowerCase().includes(keyword));
+    const page = paginate(c, rt, visible);
+    return c.json({ ok: true, data: page.map((repo) => repositoryJson(rt, repo)) });
+  });
+
+  app.post("/api/v1/user/repos", async (c) => {
+    const actor = c.get("actor");
+    if (actor === null) return fail(c, rt, 401, "token is required");
+    return createRepo(c, rt, actor);
+  });
+  app.post("/api/v1/orgs/:org/repos", async (c) => {
+    const actor = c.get("actor");
+    if (actor === null) return fail(c, rt, 401, "token is required");
+    const org = rt.store.account(c.req.param("org"));
+    if (org?.kind !== "organization") return notFound(c, rt);
+    if (!rt.store.canWriteAs(actor, org.login))
+      return fail(c, rt, 403, "Given user is not allowed to create repository in organization.");
+    return createRepo(c, rt, org.login);
+  });
+
+  app.get("/api/v1/repos/:owner/:repo", (c) => {
+    const repo = findRepo(c, rt);
+    return repo ? c.json(repositoryJson(rt, repo)) : notFound(c, rt);
+  });
+  app.delete("/api/v1/repos/:owner/:repo", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    const allowed = writer(c, rt, repo);
+    if (!allowed.ok) return allowed.response;
+    rt.store.deleteRepo(repo);
+    return c.body(null, 204);
+  });
+
+  app.get("/api/v1/repos/:owner/:repo/labels", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    const page = paginate(c, rt, rt.store.labels(repo));
+    return c.json(page.map((label) => labelJson(rt, repo, label)));
+  });
+  app.post("/api/v1/repos/:owner/:repo/labels", async (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    const allowed = writer(c, rt, repo);
+    if (!allowed.ok) return allowed.response;
+    const body = await readBody(c, rt, createLabelOption);
+    if (!body.ok) return body.response;
+    const created = rt.store.createLabel(repo, body.value);
+    if (!created.ok) return fail(c, rt, created.status, created.message);
+    return c.json(labelJson(rt, repo, created.value), 201);
+  });
+  app.get("/api/v1/repos/:owner/:repo/labels/:id", (c) => {
+    const repo = findRepo(c, rt);
+    const id = intParam(c, "id");
+    const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
+    return repo && label ? c.json(labelJson(rt, repo, label)) : notFound(c, rt);
+  });
+  app.patch("/api/v1/repos/:owner/:repo/labels/:id", async (c) => {
+    const repo = findRepo(c, rt);
+    const id = intParam(c, "id");
+    const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
+    if (!repo || !label) return notFound(c, rt);
+    const allowed = writer(c, rt, repo);
+    if (!allowed.ok) return allowed.response;
+    const body = await readBody(c, rt, editLabelOption);
+    if (!body.ok) return body.response;
+    const edited = rt.store.editLabel(repo, label, body.value);
+    if (!edited.ok) return fail(c, rt, edited.status, edited.message);
+    return c.json(labelJson(rt, repo, edited.value));
+  });
+  app.delete("/api/v1/repos/:owner/:repo/labels/:id", (c) => {
+    const repo = findRepo(c, rt);
+    const id = intParam(c, "id");
+    const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
+    if (!repo || !label) return notFound(c, rt);
+    const allowed = writer(c, rt, repo);
+    if (!allowed.ok) return allowed.response;
+    rt.store.deleteLabel(repo, label);
+    return c.body(null, 204);
+  });
+}
+
+async function createRepo(c: ForgeContext, rt: ForgeRuntime, owner: string) {
+  const body = await readBody(c, rt, createRepoOption);
+  if (!body.ok) return body.response;
+  const created = rt.store.createRepo(owner, body.value.name, {
+    description: body.value.description,
+    private: body.value.private,
+    defaultBranch: body.value.default_branch,
+  });
+  if (!created.ok) return fail(c, rt, created.status, created.message);
+  return c.json(repositoryJson(rt, created.value), 201);
+}
