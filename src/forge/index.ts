@@ -1,5 +1,16 @@
 // Forges (SPEC §3, §5.5): the local Gitea-compatible forge and the capture adapters that
 // read a repository's issue/pull-request state from Gitea or GitHub as a RepoState.
+
+export {
+  type CaptureOptions,
+  type CaptureResult,
+  captureRepoState,
+  DEFAULT_PAGE_SIZE as DEFAULT_CAPTURE_PAGE_SIZE,
+  DEFAULT_TOKEN_ENV,
+  type ForgeKind,
+} from "./capture.js";
+export { GITHUB_API_URL } from "./capture-github.js";
+export { type CaptureErrorCode, rateLimitWaitMs } from "./capture-http.js";
 export type { WriteLogEntry } from "./model.js";
 export {
   createForgeApp,

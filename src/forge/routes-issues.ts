@@ -51,14 +51,11 @@ export function assigneeList(
   return [...(one ? [one] : []), ...(many ?? [])];
 }
 
-export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
-  const issueOf = (c: ForgeContext): { repo: RepoRecord; issue: IssueRecord } | undefined => {
-    const repo = findRepo(c, rt);
-    const index = intParam(c, "index");
-    const issue = repo && index !== undefined ? rt.store.issue(repo, index) : undefined;
-    return repo && issue ? { repo, issue } : undefined;
-  };
-
+/**
+ * Issue search across repositories. Registered before any `/repos/:owner/:repo` route,
+ * which would otherwise read it as the repository "issues/search".
+ */
+export function registerIssueSearchRoute(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
   app.get("/api/v1/repos/issues/search", (c) => {
     const owner = c.req.query("owner")?.toLowerCase();
     const filter: IssueFilter = {
@@ -76,6 +73,15 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     const page = paginate(c, rt, found);
     return c.json(page.map(({ repo, issue }) => issueJson(rt, repo, issue)));
   });
+}
+
+export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
+  const issueOf = (c: ForgeContext): { repo: RepoRecord; issue: IssueRecord } | undefined => {
+    const repo = findRepo(c, rt);
+    const index = intParam(c, "index");
+    const issue = repo && index !== undefined ? rt.store.issue(repo, index) : undefined;
+    return repo && issue ? { repo, issue } : undefined;
+  };
 
   app.get("/api/v1/repos/:owner/:repo/issues", (c) => {
     const repo = findRepo(c, rt);

@@ -14,7 +14,7 @@ import { InvalidInputError } from "../shared/index.js";
 import { cloneBare, createGitBacking, listBranches } from "./git.js";
 import { type ForgeEnv, type ForgeRuntime, fail, notFound } from "./http.js";
 import type { WriteLogEntry } from "./model.js";
-import { registerIssueRoutes } from "./routes-issues.js";
+import { registerIssueRoutes, registerIssueSearchRoute } from "./routes-issues.js";
 import { registerPullRoutes } from "./routes-pulls.js";
 import { registerRepoRoutes } from "./routes-repos.js";
 import { seedProblems, seedRepository, snapshotRepository } from "./seed.js";
@@ -150,6 +150,7 @@ export function createForgeApp(
       onError: (c) => fail(c, rt, 413, `request body larger than ${maxBodyBytes} bytes`),
     }),
   );
+  registerIssueSearchRoute(app, rt);
   registerRepoRoutes(app, rt);
   registerIssueRoutes(app, rt);
   registerPullRoutes(app, rt);
