@@ -147,6 +147,10 @@ class GiteaReader {
         if (!items.has(key)) fresh++;
         items.set(key, parsed);
       });
+      const paged = headers.has("x-total-count") || headers.has("link");
+      // Some Gitea lists (older review lists) ignore `page` and send no paging headers:
+      // a page of nothing new then means "that was everything".
+      if (fresh === 0 && !paged) return [...items.values()];
       if (fresh === 0)
         throw new CaptureError(
           "bad-response",

@@ -83,6 +83,8 @@ export interface Exchange {
   status: number;
   headers?: Record<string, string>;
   body?: unknown;
+  /** Served once, then skipped (a rate-limited first attempt). */
+  once?: boolean;
 }
 
 export interface ReplayServer {
@@ -99,12 +101,14 @@ export interface ReplayServer {
 export async function startReplay(exchanges: Exchange[], origin?: string): Promise<ReplayServer> {
   const requests: ReplayServer["requests"] = [];
   let url = "";
+  const used = new Set<Exchange>();
   const server = createServer((req, res) => {
     requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
     const asked = new URL(req.url ?? "/", "http://x");
     let best: Exchange | undefined;
     let bestScore = -1;
     for (const exchange of exchanges) {
+      if (used.has(exchange)) continue;
       const recorded = new URL(exchange.path, "http://x");
       if (exchange.method.toUpperCase() !== req.method || recorded.pathname !== asked.pathname)
         continue;
@@ -118,6 +122,7 @@ export async function startReplay(exchanges: Exchange[], origin?: string): Promi
       res.end(JSON.stringify({ message: `no recording for ${req.method} ${req.url}` }));
       return;
     }
+    if (best.once) used.add(best);
     const headers: Record<string, string> = { "content-type": "application/json; charset=utf-8" };
     for (const [key, value] of Object.entries(best.headers ?? {})) headers[key] = rewrite(value);
     res.writeHead(best.status, headers);
