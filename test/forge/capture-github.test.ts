@@ -41,7 +41,7 @@ function githubPages(path: string, items: unknown[], perPage: number, repoId = 4
   const pages = Math.max(1, Math.ceil(items.length / perPage));
   const resource = path.replace(/^\/repos\/[^/]+\/[^/]+/, `/repositories/${repoId}`);
   const link = (page: number) => `<${GITHUB}${resource}?per_page=${perPage}&page=${page}>`;
-  return Array.from({ length: pages }, (_, index) => {
+  return Array.from({ length: pages }, (_, index): Exchange => {
     const page = index + 1;
     const rels = [
       ...(page < pages ? [`${link(page + 1)}; rel="next"`, `${link(pages)}; rel="last"`] : []),
