@@ -12,8 +12,9 @@ import {
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
 import { InvalidInputError, killRunningCommands } from "../../shared/index.js";
-import { type CliIO, EXIT, jsonErrorDocument, UsageError } from "../io.js";
+import { type CliIO, EXIT, jsonErrorDocument } from "../io.js";
 import type { SetExitCode } from "../main.js";
+import { positiveInt, wholeNumber } from "../options.js";
 import { createProgressReporter } from "../progress.js";
 
 interface RunOptions {
@@ -24,21 +25,6 @@ interface RunOptions {
   resume?: boolean;
   stopEarly?: boolean;
   retryInfra?: number;
-}
-
-function wholeNumber(name: string, min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!/^\d+$/.test(value) || !Number.isInteger(n) || n < min || n > max)
-      throw new UsageError(
-        `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
-      );
-    return n;
-  };
-}
-
-function positiveInt(name: string, max: number) {
-  return wholeNumber(name, 1, max);
 }
 
 export function registerCompareCommands(program: Command, io: CliIO, setExit: SetExitCode): void {
