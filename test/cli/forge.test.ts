@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { giteaApi } from "gitea-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../src/cli/index.js";
 import { type RunningForge, startForge } from "../../src/forge/index.js";
 import { sampleSeed } from "../forge/support.js";
+import { runHarness } from "../support/cli.js";
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(REPO, "src", "cli", "bin.ts");
@@ -32,17 +32,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function harness(argv: string[], env: NodeJS.ProcessEnv = {}) {
-  let stdout = "";
-  let stderr = "";
-  const exitCode = await runCli(argv, {
-    stdout: (t) => void (stdout += t),
-    stderr: (t) => void (stderr += t),
-    isStderrTTY: false,
-    cwd: dir,
-    env,
-  });
-  return { exitCode, stdout, stderr };
+function harness(argv: string[], env: NodeJS.ProcessEnv = {}) {
+  return runHarness(argv, dir, env);
 }
 
 describe("harness forge capture", () => {
@@ -163,7 +154,9 @@ describe("harness forge serve", () => {
     children.add(child);
     let stdout = "";
     let stderr = "";
-    child.stderr!.on("data", (chunk) => void (stderr += chunk));
+    child.stderr!.on("data", (chunk) => {
+      stderr += chunk;
+    });
     return new Promise((resolve, reject) => {
       child.stdout!.on("data", (chunk) => {
         stdout += chunk;

@@ -85,7 +85,7 @@ describe("attacks on the local forge", () => {
     for (const name of ["..", "a/b", "../x", "x.git", "", "a b"]) {
       const response = await call("POST", "/api/v1/user/repos", { name });
       expect(response.status, name).toBe(422);
-      expect(Object.keys(await response.json()).sort()).toEqual(["message", "url"]);
+      expect(Object.keys((await response.json()) as object).sort()).toEqual(["message", "url"]);
     }
   });
 
