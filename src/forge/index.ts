@@ -11,14 +11,19 @@ export {
 } from "./capture.js";
 export { GITHUB_API_URL } from "./capture-github.js";
 export { type CaptureErrorCode, rateLimitWaitMs } from "./capture-http.js";
-export type { WriteLogEntry } from "./model.js";
+export {
+  type ForgeInfo,
+  forgeInfoSchema,
+  type WriteLogEntry,
+  writeLogEntrySchema,
+  writeLogSchema,
+} from "./contract.js";
 export {
   createForgeApp,
   DEFAULT_AUTHOR,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_REPO,
   DEFAULT_USER,
-  type ForgeInfo,
   type ForgeOptions,
   type RunningForge,
   startForge,

@@ -95,13 +95,4 @@ export interface RepoRecord {
   gitDir?: string;
 }
 
-/** One write the forge accepted or refused: trial evidence, never holding a credential. */
-export interface WriteLogEntry {
-  seq: number;
-  at: string;
-  method: string;
-  path: string;
-  actor: string | null;
-  status: number;
-  summary: Record<string, unknown>;
-}
+export type { WriteLogEntry } from "./contract.js";

@@ -11,6 +11,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { type RepoState, validateRepoState } from "../scoring/index.js";
 import { InvalidInputError } from "../shared/index.js";
+import type { ForgeInfo } from "./contract.js";
 import { cloneBare, createGitBacking, listBranches } from "./git.js";
 import { type ForgeEnv, type ForgeRuntime, fail, notFound } from "./http.js";
 import type { WriteLogEntry } from "./model.js";
@@ -45,17 +46,6 @@ export interface ForgeOptions {
   /** A git repository whose branches back the pull requests (copied, never modified). */
   git?: string;
   maxBodyBytes?: number;
-}
-
-/** What `harness forge serve` prints: where the forge is and how to use it. */
-export interface ForgeInfo {
-  url: string;
-  token: string;
-  owner: string;
-  repo: string;
-  user: string;
-  /** `file://` URL of the bare git repository, when the forge has one. */
-  cloneUrl?: string;
 }
 
 export interface RunningForge extends ForgeInfo {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { giteaApi } from "gitea-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type RunningForge, startForge } from "../../src/forge/index.js";
+import { forgeInfoSchema, type RunningForge, startForge } from "../../src/forge/index.js";
 import { sampleSeed } from "../forge/support.js";
 import { runHarness } from "../support/cli.js";
 
@@ -182,6 +182,7 @@ describe("harness forge serve", () => {
       "kim",
     ]);
     expect(Object.keys(info).sort()).toEqual(["owner", "repo", "token", "url", "user"]);
+    expect(forgeInfoSchema.safeParse(info).success).toBe(true);
     expect(info).toMatchObject({
       owner: "acme",
       repo: "widgets",

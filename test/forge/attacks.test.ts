@@ -3,7 +3,7 @@
 // is refused with Gitea's status and shape, and none changes the state or leaks the token.
 import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type RunningForge, startForge } from "../../src/forge/index.js";
+import { type RunningForge, startForge, writeLogSchema } from "../../src/forge/index.js";
 import { sampleSeed } from "./support.js";
 
 let forge: RunningForge;
@@ -154,6 +154,7 @@ describe("attacks on the local forge", () => {
     await call("POST", comments, { body: `my token is ${forge.token}` });
     await call("POST", `${comments}?token=${forge.token}`, { body: "query" });
     await call("POST", comments, { body: "x" }, `token ${forge.token}x`);
+    expect(writeLogSchema.safeParse(forge.writeLog()).success).toBe(true);
     const log = JSON.stringify(forge.writeLog());
     expect(log).not.toContain(forge.token);
     expect(forge.writeLog().map((entry) => entry.status)).toEqual([201, 201, 401]);
