@@ -18,9 +18,9 @@ import {
   commentResponse,
   giteaPullResponse,
   issueResponse,
-  labelNames,
   labelResponse,
-  logins,
+  rawComment,
+  rawIssue,
   reviewCommentResponse,
   reviewResponse,
 } from "./capture-schemas.js";
@@ -215,27 +215,9 @@ export async function captureGitea(
   }
   const raw: RawCapture = {
     labels,
-    issues: issues.map((issue) => ({
-      id: issue.id,
-      number: issue.number,
-      title: issue.title,
-      body: issue.body,
-      state: issue.state,
-      labels: labelNames(issue.labels),
-      assignees: logins(issue.assignees),
-      createdAt: issue.created_at,
-      updatedAt: issue.updated_at,
-    })),
+    issues: issues.map(rawIssue),
     pulls: pulls.map((pull) => ({
-      id: pull.id,
-      number: pull.number,
-      title: pull.title,
-      body: pull.body,
-      state: pull.state,
-      labels: labelNames(pull.labels),
-      assignees: logins(pull.assignees),
-      createdAt: pull.created_at,
-      updatedAt: pull.updated_at,
+      ...rawIssue(pull),
       merged: pull.merged === true || (pull.merged == null && !!pull.merged_at),
     })),
     comments: comments.map((comment) => {
@@ -245,13 +227,7 @@ export async function captureGitea(
           "bad-response",
           `comment ${comment.id} names no issue or pull request (issue_url and pull_request_url are empty)`,
         );
-      return {
-        id: comment.id,
-        issueNumber,
-        author: comment.user?.login ?? GHOST,
-        body: comment.body,
-        ...(comment.created_at ? { createdAt: comment.created_at } : {}),
-      };
+      return rawComment(comment, issueNumber);
     }),
     reviews,
   };

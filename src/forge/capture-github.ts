@@ -12,9 +12,9 @@ import {
   commentResponse,
   githubPullResponse,
   issueResponse,
-  labelNames,
   labelResponse,
-  logins,
+  rawComment,
+  rawIssue,
   reviewCommentResponse,
   reviewResponse,
 } from "./capture-schemas.js";
@@ -161,41 +161,14 @@ export async function captureGitHub(
   }
   const state = buildRepoState({
     labels,
-    issues: issues.map((issue) => ({
-      id: issue.id,
-      number: issue.number,
-      title: issue.title,
-      body: issue.body,
-      state: issue.state,
-      labels: labelNames(issue.labels),
-      assignees: logins(issue.assignees),
-      createdAt: issue.created_at,
-      updatedAt: issue.updated_at,
-    })),
+    issues: issues.map(rawIssue),
     // The list endpoint has no `merged`; a closed pull request with merged_at was merged.
-    pulls: pulls.map((pull) => ({
-      id: pull.id,
-      number: pull.number,
-      title: pull.title,
-      body: pull.body,
-      state: pull.state,
-      labels: labelNames(pull.labels),
-      assignees: logins(pull.assignees),
-      createdAt: pull.created_at,
-      updatedAt: pull.updated_at,
-      merged: !!pull.merged_at,
-    })),
+    pulls: pulls.map((pull) => ({ ...rawIssue(pull), merged: !!pull.merged_at })),
     comments: comments.map((comment) => {
       const issueNumber = numberFromUrl(comment.issue_url);
       if (issueNumber === undefined)
         throw new CaptureError("bad-response", `comment ${comment.id} has no issue_url`);
-      return {
-        id: comment.id,
-        issueNumber,
-        author: comment.user?.login ?? GHOST,
-        body: comment.body,
-        ...(comment.created_at ? { createdAt: comment.created_at } : {}),
-      };
+      return rawComment(comment, issueNumber);
     }),
     reviews,
   });

@@ -2,6 +2,7 @@
 // answers with something else is reported with the URL and the JSON path instead of
 // producing a wrong state. Lenient where the forges are: null users, bodies and arrays.
 import { z } from "zod";
+import { GHOST, type RawComment, type RawIssue } from "./capture-records.js";
 
 const user = z.object({ login: z.string().min(1) }).nullish();
 const text = z.string().nullish();
@@ -75,4 +76,33 @@ export function labelNames(labels: IssueResponse["labels"]): string[] {
 
 export function logins(users: IssueResponse["assignees"]): string[] {
   return (users ?? []).map((u) => u?.login).filter((login): login is string => !!login);
+}
+
+/** The fields of an issue or pull request both forges send alike, as a capture record. */
+export function rawIssue(item: IssueResponse): RawIssue {
+  return {
+    id: item.id,
+    number: item.number,
+    title: item.title,
+    body: item.body,
+    state: item.state,
+    labels: labelNames(item.labels),
+    assignees: logins(item.assignees),
+    createdAt: item.created_at,
+    updatedAt: item.updated_at,
+  };
+}
+
+/** A comment as a capture record, on the issue or pull request numbered `issueNumber`. */
+export function rawComment(
+  comment: z.infer<typeof commentResponse>,
+  issueNumber: number,
+): RawComment {
+  return {
+    id: comment.id,
+    issueNumber,
+    author: comment.user?.login ?? GHOST,
+    body: comment.body,
+    ...(comment.created_at ? { createdAt: comment.created_at } : {}),
+  };
 }

@@ -2,7 +2,7 @@
 // request-body validation (422), paging (`page`/`limit`, `Link`, `X-Total-Count`),
 // repository look-up and the write permission check.
 import type { Context } from "hono";
-import type { z } from "zod";
+import { z } from "zod";
 import { formatJsonPath } from "../shared/index.js";
 import { errorJson, type RenderContext } from "./gitea-json.js";
 import type { RepoRecord, WriteLogEntry } from "./model.js";
@@ -141,4 +141,36 @@ export function intParam(c: ForgeContext, name: string): number | undefined {
   if (!/^\d{1,15}$/.test(raw)) return undefined;
   const value = Number(raw);
   return value > 0 ? value : undefined;
+}
+
+/** A body a route ignores (DELETE): read for the write log, anything accepted. */
+export const ANY_BODY = z.unknown();
+
+export type WriteStart<T, B> =
+  | ({ ok: true; actor: string; body: B } & T)
+  | { ok: false; response: Response };
+
+/**
+ * The checks every write makes, in Gitea's order: the target exists (404), the actor may
+ * write to its repository (401/403), the body is valid (422). The target's fields come
+ * back beside the actor and the parsed body.
+ */
+export async function beginWrite<T extends { repo: RepoRecord }, S extends z.ZodType>(
+  c: ForgeContext,
+  rt: ForgeRuntime,
+  target: T | undefined,
+  schema: S,
+): Promise<WriteStart<T, z.output<S>>> {
+  if (!target) return { ok: false, response: notFound(c, rt) };
+  const allowed = writer(c, rt, target.repo);
+  if (!allowed.ok) return allowed;
+  const body = await readBody(c, rt, schema);
+  if (!body.ok) return body;
+  return { ...target, ok: true, actor: allowed.actor, body: body.value };
+}
+
+/** `{repo}` for the repository named by the path, when it exists and is visible. */
+export function repoTarget(c: ForgeContext, rt: ForgeRuntime): { repo: RepoRecord } | undefined {
+  const repo = findRepo(c, rt);
+  return repo ? { repo } : undefined;
 }

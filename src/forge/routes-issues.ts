@@ -3,6 +3,8 @@
 import type { Hono } from "hono";
 import { commentJson, issueJson, labelJson } from "./gitea-json.js";
 import {
+  ANY_BODY,
+  beginWrite,
   type ForgeContext,
   type ForgeEnv,
   type ForgeRuntime,
@@ -11,8 +13,7 @@ import {
   intParam,
   notFound,
   paginate,
-  readBody,
-  writer,
+  repoTarget,
 } from "./http.js";
 import type { IssueRecord, RepoRecord } from "./model.js";
 import {
@@ -98,18 +99,15 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
   });
 
   app.post("/api/v1/repos/:owner/:repo/issues", async (c) => {
-    const repo = findRepo(c, rt);
-    if (!repo) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, createIssueOption);
-    if (!body.ok) return body.response;
-    const created = rt.store.createIssue(repo, allowed.actor, {
-      title: body.value.title,
-      body: body.value.body,
-      assignees: assigneeList(body.value.assignee, body.value.assignees),
-      labelIds: body.value.labels,
-      closed: body.value.closed,
+    const write = await beginWrite(c, rt, repoTarget(c, rt), createIssueOption);
+    if (!write.ok) return write.response;
+    const { repo, actor, body } = write;
+    const created = rt.store.createIssue(repo, actor, {
+      title: body.title,
+      body: body.body,
+      assignees: assigneeList(body.assignee, body.assignees),
+      labelIds: body.labels,
+      closed: body.closed,
     });
     if (!created.ok) return fail(c, rt, created.status, created.message);
     return c.json(issueJson(rt, repo, created.value), 201);
@@ -121,35 +119,30 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     const page = paginate(c, rt, rt.store.repoComments(repo));
     return c.json(page.map(({ issue, comment }) => commentJson(rt, repo, issue, comment)));
   });
-  app.get("/api/v1/repos/:owner/:repo/issues/comments/:id", (c) => {
+  const commentOf = (c: ForgeContext) => {
     const repo = findRepo(c, rt);
     const id = intParam(c, "id");
     const found = repo && id !== undefined ? rt.store.findComment(repo, id) : undefined;
-    if (!repo || !found) return notFound(c, rt);
-    return c.json(commentJson(rt, repo, found.issue, found.comment));
+    return repo && found ? { repo, ...found } : undefined;
+  };
+  app.get("/api/v1/repos/:owner/:repo/issues/comments/:id", (c) => {
+    const found = commentOf(c);
+    return found
+      ? c.json(commentJson(rt, found.repo, found.issue, found.comment))
+      : notFound(c, rt);
   });
   app.patch("/api/v1/repos/:owner/:repo/issues/comments/:id", async (c) => {
-    const repo = findRepo(c, rt);
-    const id = intParam(c, "id");
-    const found = repo && id !== undefined ? rt.store.findComment(repo, id) : undefined;
-    if (!repo || !found) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    if (found.comment.author.toLowerCase() !== allowed.actor.toLowerCase())
+    const write = await beginWrite(c, rt, commentOf(c), commentOption);
+    if (!write.ok) return write.response;
+    if (write.comment.author.toLowerCase() !== write.actor.toLowerCase())
       return fail(c, rt, 403, "user should be the comment's poster");
-    const body = await readBody(c, rt, commentOption);
-    if (!body.ok) return body.response;
-    const edited = rt.store.editComment(found.issue, found.comment, body.value.body);
-    return c.json(commentJson(rt, repo, found.issue, edited));
+    const edited = rt.store.editComment(write.issue, write.comment, write.body.body);
+    return c.json(commentJson(rt, write.repo, write.issue, edited));
   });
-  app.delete("/api/v1/repos/:owner/:repo/issues/comments/:id", (c) => {
-    const repo = findRepo(c, rt);
-    const id = intParam(c, "id");
-    const found = repo && id !== undefined ? rt.store.findComment(repo, id) : undefined;
-    if (!repo || !found) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    rt.store.deleteComment(found.issue, found.comment);
+  app.delete("/api/v1/repos/:owner/:repo/issues/comments/:id", async (c) => {
+    const write = await beginWrite(c, rt, commentOf(c), ANY_BODY);
+    if (!write.ok) return write.response;
+    rt.store.deleteComment(write.issue, write.comment);
     return c.body(null, 204);
   });
 
@@ -158,19 +151,16 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     return found ? c.json(issueJson(rt, found.repo, found.issue)) : notFound(c, rt);
   });
   app.patch("/api/v1/repos/:owner/:repo/issues/:index", async (c) => {
-    const found = issueOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, editIssueOption);
-    if (!body.ok) return body.response;
+    const found = await beginWrite(c, rt, issueOf(c), editIssueOption);
+    if (!found.ok) return found.response;
+    const { body } = found;
     const edited = rt.store.editIssue(
       found.issue,
       {
-        title: body.value.title,
-        body: body.value.body ?? undefined,
-        state: body.value.state ?? undefined,
-        assignees: assigneeList(body.value.assignee, body.value.assignees),
+        title: body.title,
+        body: body.body ?? undefined,
+        state: body.state ?? undefined,
+        assignees: assigneeList(body.assignee, body.assignees),
       },
       found.repo,
     );
@@ -187,13 +177,10 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     );
   });
   app.post("/api/v1/repos/:owner/:repo/issues/:index/comments", async (c) => {
-    const found = issueOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, commentOption);
-    if (!body.ok) return body.response;
-    const comment = rt.store.addComment(found.issue, allowed.actor, body.value.body);
+    const found = await beginWrite(c, rt, issueOf(c), commentOption);
+    if (!found.ok) return found.response;
+    const { actor, body } = found;
+    const comment = rt.store.addComment(found.issue, actor, body.body);
     return c.json(commentJson(rt, found.repo, found.issue, comment), 201);
   });
 
@@ -211,13 +198,9 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
   });
   for (const method of ["post", "put"] as const) {
     app[method]("/api/v1/repos/:owner/:repo/issues/:index/labels", async (c) => {
-      const found = issueOf(c);
-      if (!found) return notFound(c, rt);
-      const allowed = writer(c, rt, found.repo);
-      if (!allowed.ok) return allowed.response;
-      const body = await readBody(c, rt, issueLabelsOption);
-      if (!body.ok) return body.response;
-      const refs = body.value.labels ?? [];
+      const found = await beginWrite(c, rt, issueOf(c), issueLabelsOption);
+      if (!found.ok) return found.response;
+      const refs = found.body.labels ?? [];
       const ids = refs.filter((ref): ref is number => typeof ref === "number");
       const names = refs.filter((ref): ref is string => typeof ref === "string");
       if (ids.length > 0 && names.length > 0)
@@ -228,19 +211,15 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
       return labelsResponse(c, found.repo, found.issue);
     });
   }
-  app.delete("/api/v1/repos/:owner/:repo/issues/:index/labels", (c) => {
-    const found = issueOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
+  app.delete("/api/v1/repos/:owner/:repo/issues/:index/labels", async (c) => {
+    const found = await beginWrite(c, rt, issueOf(c), ANY_BODY);
+    if (!found.ok) return found.response;
     rt.store.setLabels(found.repo, found.issue, []);
     return c.body(null, 204);
   });
-  app.delete("/api/v1/repos/:owner/:repo/issues/:index/labels/:id", (c) => {
-    const found = issueOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
+  app.delete("/api/v1/repos/:owner/:repo/issues/:index/labels/:id", async (c) => {
+    const found = await beginWrite(c, rt, issueOf(c), ANY_BODY);
+    if (!found.ok) return found.response;
     const id = intParam(c, "id");
     const label = id === undefined ? undefined : rt.store.label(found.repo, id);
     if (!label) return fail(c, rt, 422, `label does not exist [id: ${c.req.param("id")}]`);

@@ -2,6 +2,7 @@
 import type { Hono } from "hono";
 import { type PullShas, pullJson, reviewCommentJson, reviewJson } from "./gitea-json.js";
 import {
+  beginWrite,
   type ForgeContext,
   type ForgeEnv,
   type ForgeRuntime,
@@ -10,8 +11,7 @@ import {
   intParam,
   notFound,
   paginate,
-  readBody,
-  writer,
+  repoTarget,
 } from "./http.js";
 import type { IssueRecord, RepoRecord, ReviewState } from "./model.js";
 import {
@@ -63,15 +63,12 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.post("/api/v1/repos/:owner/:repo/pulls", async (c) => {
-    const repo = findRepo(c, rt);
-    if (!repo) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, createPullRequestOption);
-    if (!body.ok) return body.response;
+    const write = await beginWrite(c, rt, repoTarget(c, rt), createPullRequestOption);
+    if (!write.ok) return write.response;
+    const { repo, actor, body } = write;
     // `owner:branch` names a branch of this repository's owner (forks are not modelled).
-    const head = body.value.head.replace(new RegExp(`^${repo.owner}:`, "i"), "");
-    const base = body.value.base;
+    const head = body.head.replace(new RegExp(`^${repo.owner}:`, "i"), "");
+    const base = body.base;
     if (!(await branchExists(repo, head)) || !(await branchExists(repo, base)))
       return notFound(c, rt);
     if (head === base)
@@ -97,12 +94,12 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
       );
     const created = rt.store.createIssue(
       repo,
-      allowed.actor,
+      actor,
       {
-        title: body.value.title,
-        body: body.value.body,
-        assignees: assigneeList(body.value.assignee, body.value.assignees),
-        labelIds: body.value.labels,
+        title: body.title,
+        body: body.body,
+        assignees: assigneeList(body.assignee, body.assignees),
+        labelIds: body.labels,
       },
       { head, base },
     );
@@ -116,29 +113,26 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.patch("/api/v1/repos/:owner/:repo/pulls/:index", async (c) => {
-    const found = pullOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, editPullRequestOption);
-    if (!body.ok) return body.response;
-    if (body.value.base !== undefined && body.value.base !== found.issue.pull!.base) {
-      if (!(await branchExists(found.repo, body.value.base)))
-        return fail(c, rt, 404, `new base '${body.value.base}' not exist`);
+    const found = await beginWrite(c, rt, pullOf(c), editPullRequestOption);
+    if (!found.ok) return found.response;
+    const { body } = found;
+    if (body.base !== undefined && body.base !== found.issue.pull!.base) {
+      if (!(await branchExists(found.repo, body.base)))
+        return fail(c, rt, 404, `new base '${body.base}' not exist`);
     }
     const edited = rt.store.editIssue(
       found.issue,
       {
-        title: body.value.title,
-        body: body.value.body ?? undefined,
-        state: body.value.state ?? undefined,
-        assignees: assigneeList(body.value.assignee, body.value.assignees),
-        labelIds: body.value.labels ?? undefined,
+        title: body.title,
+        body: body.body ?? undefined,
+        state: body.state ?? undefined,
+        assignees: assigneeList(body.assignee, body.assignees),
+        labelIds: body.labels ?? undefined,
       },
       found.repo,
     );
     if (!edited.ok) return fail(c, rt, edited.status, edited.message);
-    if (body.value.base !== undefined) found.issue.pull!.base = body.value.base;
+    if (body.base !== undefined) found.issue.pull!.base = body.base;
     return c.json(await render(found.repo, edited.value), 201);
   });
 
@@ -148,31 +142,27 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.post("/api/v1/repos/:owner/:repo/pulls/:index/merge", async (c) => {
-    const found = pullOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, mergePullRequestOption);
-    if (!body.ok) return body.response;
+    const found = await beginWrite(c, rt, pullOf(c), mergePullRequestOption);
+    if (!found.ok) return found.response;
+    const { actor, body } = found;
     const { repo, issue } = found;
     const pull = issue.pull!;
     if (pull.merged) return fail(c, rt, 405, "The PR is already merged");
     if (issue.state === "closed") return notFound(c, rt);
-    let sha: string | null = body.value.MergeCommitID ?? null;
-    if (repo.gitDir && rt.git && body.value.Do !== "manually-merged") {
+    let sha: string | null = body.MergeCommitID ?? null;
+    if (repo.gitDir && rt.git && body.Do !== "manually-merged") {
       const merged = await rt.git.merge(repo.gitDir, {
         base: pull.base,
         head: pull.head,
-        style: body.value.Do,
-        title:
-          body.value.MergeTitleField || `Merge pull request '${issue.title}' (#${issue.number})`,
-        message: body.value.MergeMessageField ?? "",
-        author: allowed.actor,
+        style: body.Do,
+        title: body.MergeTitleField || `Merge pull request '${issue.title}' (#${issue.number})`,
+        message: body.MergeMessageField ?? "",
+        author: actor,
       });
       if (!merged.ok) return fail(c, rt, merged.status, merged.message);
       sha = merged.sha || null;
     }
-    rt.store.markMerged(issue, allowed.actor, sha);
+    rt.store.markMerged(issue, actor, sha);
     return c.body(null, 200);
   });
 
@@ -190,21 +180,18 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.post("/api/v1/repos/:owner/:repo/pulls/:index/reviews", async (c) => {
-    const found = pullOf(c);
-    if (!found) return notFound(c, rt);
-    const allowed = writer(c, rt, found.repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, createPullReviewOptions);
-    if (!body.ok) return body.response;
-    const state: ReviewState = !body.value.event ? "PENDING" : body.value.event;
-    const text = body.value.body ?? "";
-    const comments = (body.value.comments ?? []).map((comment) => ({
+    const found = await beginWrite(c, rt, pullOf(c), createPullReviewOptions);
+    if (!found.ok) return found.response;
+    const { actor, body } = found;
+    const state: ReviewState = !body.event ? "PENDING" : body.event;
+    const text = body.body ?? "";
+    const comments = (body.comments ?? []).map((comment) => ({
       body: comment.body ?? "",
       path: comment.path ?? "",
       oldPosition: comment.old_position ?? 0,
       newPosition: comment.new_position ?? 0,
     }));
-    const isPoster = found.issue.poster.toLowerCase() === allowed.actor.toLowerCase();
+    const isPoster = found.issue.poster.toLowerCase() === actor.toLowerCase();
     if (state === "APPROVED" && isPoster)
       return fail(c, rt, 422, "approve your own pull is not allowed");
     if (state === "REQUEST_CHANGES" && isPoster)
@@ -213,8 +200,8 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
       return fail(c, rt, 422, "review event REQUEST_CHANGES requires a body");
     if (state === "COMMENT" && text.trim() === "" && comments.length === 0)
       return fail(c, rt, 422, "review event COMMENT requires a body or a comment");
-    const commitId = body.value.commit_id ?? (await shasOf(found.repo, found.issue)).head;
-    const review = rt.store.addReview(found.issue, allowed.actor, {
+    const commitId = body.commit_id ?? (await shasOf(found.repo, found.issue)).head;
+    const review = rt.store.addReview(found.issue, actor, {
       state,
       body: text,
       commitId,

@@ -2,6 +2,8 @@
 import type { Hono } from "hono";
 import { GITEA_VERSION, labelJson, repositoryJson, userJson } from "./gitea-json.js";
 import {
+  ANY_BODY,
+  beginWrite,
   DEFAULT_PAGE_SIZE,
   type ForgeContext,
   type ForgeEnv,
@@ -13,7 +15,7 @@ import {
   notFound,
   paginate,
   readBody,
-  writer,
+  repoTarget,
 } from "./http.js";
 import { createLabelOption, createRepoOption, editLabelOption } from "./requests.js";
 
@@ -66,11 +68,10 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     const repo = findRepo(c, rt);
     return repo ? c.json(repositoryJson(rt, repo)) : notFound(c, rt);
   });
-  app.delete("/api/v1/repos/:owner/:repo", (c) => {
-    const repo = findRepo(c, rt);
-    if (!repo) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
+  app.delete("/api/v1/repos/:owner/:repo", async (c) => {
+    const write = await beginWrite(c, rt, repoTarget(c, rt), ANY_BODY);
+    if (!write.ok) return write.response;
+    const { repo } = write;
     rt.store.deleteRepo(repo);
     return c.body(null, 204);
   });
@@ -82,43 +83,34 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     return c.json(page.map((label) => labelJson(rt, repo, label)));
   });
   app.post("/api/v1/repos/:owner/:repo/labels", async (c) => {
-    const repo = findRepo(c, rt);
-    if (!repo) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, createLabelOption);
-    if (!body.ok) return body.response;
-    const created = rt.store.createLabel(repo, body.value);
+    const write = await beginWrite(c, rt, repoTarget(c, rt), createLabelOption);
+    if (!write.ok) return write.response;
+    const { repo, body } = write;
+    const created = rt.store.createLabel(repo, body);
     if (!created.ok) return fail(c, rt, created.status, created.message);
     return c.json(labelJson(rt, repo, created.value), 201);
   });
-  app.get("/api/v1/repos/:owner/:repo/labels/:id", (c) => {
+  const labelOf = (c: ForgeContext) => {
     const repo = findRepo(c, rt);
     const id = intParam(c, "id");
     const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
-    return repo && label ? c.json(labelJson(rt, repo, label)) : notFound(c, rt);
+    return repo && label ? { repo, label } : undefined;
+  };
+  app.get("/api/v1/repos/:owner/:repo/labels/:id", (c) => {
+    const found = labelOf(c);
+    return found ? c.json(labelJson(rt, found.repo, found.label)) : notFound(c, rt);
   });
   app.patch("/api/v1/repos/:owner/:repo/labels/:id", async (c) => {
-    const repo = findRepo(c, rt);
-    const id = intParam(c, "id");
-    const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
-    if (!repo || !label) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    const body = await readBody(c, rt, editLabelOption);
-    if (!body.ok) return body.response;
-    const edited = rt.store.editLabel(repo, label, body.value);
+    const write = await beginWrite(c, rt, labelOf(c), editLabelOption);
+    if (!write.ok) return write.response;
+    const edited = rt.store.editLabel(write.repo, write.label, write.body);
     if (!edited.ok) return fail(c, rt, edited.status, edited.message);
-    return c.json(labelJson(rt, repo, edited.value));
+    return c.json(labelJson(rt, write.repo, edited.value));
   });
-  app.delete("/api/v1/repos/:owner/:repo/labels/:id", (c) => {
-    const repo = findRepo(c, rt);
-    const id = intParam(c, "id");
-    const label = repo && id !== undefined ? rt.store.label(repo, id) : undefined;
-    if (!repo || !label) return notFound(c, rt);
-    const allowed = writer(c, rt, repo);
-    if (!allowed.ok) return allowed.response;
-    rt.store.deleteLabel(repo, label);
+  app.delete("/api/v1/repos/:owner/:repo/labels/:id", async (c) => {
+    const write = await beginWrite(c, rt, labelOf(c), ANY_BODY);
+    if (!write.ok) return write.response;
+    rt.store.deleteLabel(write.repo, write.label);
     return c.body(null, 204);
   });
 }

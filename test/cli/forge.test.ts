@@ -36,24 +36,28 @@ function harness(argv: string[], env: NodeJS.ProcessEnv = {}) {
   return runHarness(argv, dir, env);
 }
 
+/** `forge capture --kind gitea` argv for a repository of `url`, written to `out`. */
+function captureGitea(url: string, repo: string, out: string, ...more: string[]): string[] {
+  return [
+    "forge",
+    "capture",
+    "--kind",
+    "gitea",
+    "--url",
+    url,
+    "--repo",
+    repo,
+    "--out",
+    out,
+    ...more,
+  ];
+}
+
 describe("harness forge capture", () => {
   it("writes the state, which harness score accepts, and keeps the token out of every output", async () => {
     forge = await startForge({ seed: sampleSeed() });
     const run = await harness(
-      [
-        "forge",
-        "capture",
-        "--kind",
-        "gitea",
-        "--url",
-        forge.url,
-        "--repo",
-        "harness/sandbox",
-        "--token-env",
-        "T",
-        "--out",
-        "state.json",
-      ],
+      captureGitea(forge.url, "harness/sandbox", "state.json", "--token-env", "T"),
       { T: forge.token },
     );
     expect(run).toMatchObject({ exitCode: 0, stderr: "" });
@@ -73,39 +77,15 @@ describe("harness forge capture", () => {
 
   it("exits 1 and writes nothing when the capture fails, naming the variable to set", async () => {
     forge = await startForge({ seed: sampleSeed() });
-    const run = await harness(
-      [
-        "forge",
-        "capture",
-        "--kind",
-        "gitea",
-        "--url",
-        forge.url,
-        "--repo",
-        "harness/sandbox",
-        "--out",
-        "denied.json",
-      ],
-      { GITEA_TOKEN: "not-the-token" },
-    );
+    const run = await harness(captureGitea(forge.url, "harness/sandbox", "denied.json"), {
+      GITEA_TOKEN: "not-the-token",
+    });
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain("set GITEA_TOKEN");
     expect(run.stderr).not.toContain("not-the-token");
     expect(existsSync(join(dir, "denied.json"))).toBe(false);
     expect((await readdir(dir)).filter((name) => name.includes("partial"))).toEqual([]);
-    const json = await harness([
-      "forge",
-      "capture",
-      "--kind",
-      "gitea",
-      "--url",
-      forge.url,
-      "--repo",
-      "harness/missing",
-      "--out",
-      "x.json",
-      "--json",
-    ]);
+    const json = await harness(captureGitea(forge.url, "harness/missing", "x.json", "--json"));
     expect(json.exitCode).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({
       ok: false,
