@@ -15,6 +15,12 @@ export const createRepoOption = z.object({
   auto_init: z.boolean().optional(),
 });
 
+export const createBranchRepoOption = z.object({
+  new_branch_name: z.string().min(1, "Required").max(255),
+  old_branch_name: z.string().max(255).optional(),
+  old_ref_name: z.string().max(255).optional(),
+});
+
 export const createLabelOption = z.object({
   name: z.string().min(1, "Required").max(200),
   color: z.string().min(1, "Required").max(16),

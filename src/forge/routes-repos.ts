@@ -17,7 +17,12 @@ import {
   readBody,
   repoTarget,
 } from "./http.js";
-import { createLabelOption, createRepoOption, editLabelOption } from "./requests.js";
+import {
+  createBranchRepoOption,
+  createLabelOption,
+  createRepoOption,
+  editLabelOption,
+} from "./requests.js";
 
 export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
   app.get("/api/v1/version", (c) => c.json({ version: GITEA_VERSION }));
@@ -76,6 +81,40 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     return c.body(null, 204);
   });
 
+  // Branches as names only (no commits) unless the repository has git: enough for a client
+  // to prepare the head branch of a pull request, as it would on a real Gitea.
+  const branchJson = (name: string) => ({
+    name,
+    commit: null,
+    protected: false,
+    required_approvals: 0,
+    enable_status_check: false,
+    status_check_contexts: [],
+    user_can_push: true,
+    user_can_merge: true,
+    effective_branch_protection_name: "",
+  });
+  app.get("/api/v1/repos/:owner/:repo/branches", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    return c.json(paginate(c, rt, [...repo.branches].sort()).map(branchJson));
+  });
+  app.post("/api/v1/repos/:owner/:repo/branches", async (c) => {
+    const write = await beginWrite(c, rt, repoTarget(c, rt), createBranchRepoOption);
+    if (!write.ok) return write.response;
+    const { repo, body } = write;
+    if (repo.gitDir)
+      return fail(c, rt, 405, "branches of a git-backed repository come from its git repository");
+    const from = body.old_ref_name ?? body.old_branch_name ?? repo.defaultBranch;
+    if (!repo.branches.has(from.replace(/^refs\/heads\//, ""))) return notFound(c, rt);
+    if (!isBranchName(body.new_branch_name))
+      return fail(c, rt, 422, `[new_branch_name]: not a valid branch name`);
+    if (repo.branches.has(body.new_branch_name))
+      return fail(c, rt, 409, "The branch already exists.");
+    repo.branches.add(body.new_branch_name);
+    return c.json(branchJson(body.new_branch_name), 201);
+  });
+
   app.get("/api/v1/repos/:owner/:repo/labels", (c) => {
     const repo = findRepo(c, rt);
     if (!repo) return notFound(c, rt);
@@ -125,4 +164,10 @@ async function createRepo(c: ForgeContext, rt: ForgeRuntime, owner: string) {
   });
   if (!created.ok) return fail(c, rt, created.status, created.message);
   return c.json(repositoryJson(rt, created.value), 201);
+}
+
+const BRANCH_NAME = /^(?!-)(?!.*\.\.)(?!.*\/\/)[A-Za-z0-9._/-]{1,255}$/;
+
+function isBranchName(name: string): boolean {
+  return BRANCH_NAME.test(name) && !name.endsWith("/") && !name.endsWith(".lock");
 }

@@ -288,6 +288,28 @@ describe("the local forge, driven by gitea-js", () => {
       labels: [label.data.id!],
     });
     expect(issue.data.number).toBe(1);
+    // Live-mode seeding through the API: a branch, then a pull request from it, merged.
+    const branch = await api.repos.repoCreateBranch(forge.owner, "trial-1", {
+      new_branch_name: "fix",
+      old_branch_name: "main",
+    });
+    expect(branch.status).toBe(201);
+    expect(
+      (
+        await failure(
+          api.repos.repoCreateBranch(forge.owner, "trial-1", { new_branch_name: "fix" }),
+        )
+      ).status,
+    ).toBe(409);
+    const pr = await api.repos.repoCreatePullRequest(forge.owner, "trial-1", {
+      head: "fix",
+      base: "main",
+      title: "Fix",
+    });
+    expect(pr.data.number).toBe(2);
+    expect(
+      (await api.repos.repoMergePullRequest(forge.owner, "trial-1", 2, { Do: "squash" })).status,
+    ).toBe(200);
     expect((await api.repos.repoDelete(forge.owner, "trial-1")).status).toBe(204);
     expect((await failure(api.repos.repoGet(forge.owner, "trial-1"))).status).toBe(404);
     const search = await api.repos.issueSearchIssues({ q: "parser", state: "all" });
