@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { jsonSchemas as compareSchemas } from "./compare/schemas.js";
 import { jsonSchemas as execSchemas } from "./exec/schemas.js";
+import { jsonSchemas as forgeSchemas } from "./forge/schemas.js";
 import { jsonSchemas as graderSchemas } from "./graders/schemas.js";
 import { jsonSchemas as irSchemas } from "./ir/schemas.js";
 import { jsonSchemas as scoringSchemas } from "./scoring/schemas.js";
@@ -16,6 +17,7 @@ export function allJsonSchemas(): Map<string, z.ZodType> {
     execSchemas,
     graderSchemas,
     statsSchemas,
+    forgeSchemas,
   ]) {
     for (const [name, schema] of Object.entries(group)) {
       if (all.has(name)) throw new Error(`schema name ${name} is published twice`);

@@ -7,6 +7,8 @@ export interface CliIO {
   /** Whether stderr is a terminal (live progress lines redraw only there). */
   isStderrTTY: boolean;
   cwd: string;
+  /** Where commands read variables such as a forge token from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export function processIO(): CliIO {

@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { InvalidInputError } from "../shared/index.js";
 import { registerCompareCommands } from "./commands/compare.js";
 import { registerCompileCommands } from "./commands/compile.js";
+import { registerForgeCommands } from "./commands/forge.js";
 import { registerReportCommand } from "./commands/report.js";
 import { registerScoreCommand } from "./commands/score.js";
 import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io.js";
@@ -33,6 +34,7 @@ export function buildProgram(io: CliIO, setExit: SetExitCode): Command {
   registerCompareCommands(program, io, setExit);
   registerScoreCommand(program, io, setExit);
   registerReportCommand(program, io, setExit);
+  registerForgeCommands(program, io, setExit);
   for (const command of program.commands) applyCommonBehaviour(command, io);
   return program;
 }

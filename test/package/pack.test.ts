@@ -141,9 +141,9 @@ describe("the packed package", () => {
   it("exposes the library entry and its sub-paths to a consumer", async () => {
     const script = [
       'import { compileHarness, resolveComposition, loadManifest, runExperiment, checkMutation, score } from "harnesslab";',
-      'import * as ir from "harnesslab/ir"; import * as exec from "harnesslab/exec"; import * as compare from "harnesslab/compare"; import * as scoring from "harnesslab/scoring";',
+      'import * as ir from "harnesslab/ir"; import * as exec from "harnesslab/exec"; import * as compare from "harnesslab/compare"; import * as scoring from "harnesslab/scoring"; import * as forge from "harnesslab/forge";',
       "for (const f of [compileHarness, resolveComposition, loadManifest, runExperiment, checkMutation, score]) if (typeof f !== 'function') throw new Error('missing export');",
-      "if (!ir.canonicalJson || !exec.createExecutor || !compare.runExperiment || !scoring.checkMutation) throw new Error('missing sub-path export');",
+      "if (!ir.canonicalJson || !exec.createExecutor || !compare.runExperiment || !scoring.checkMutation || !forge.startForge || !forge.captureRepoState) throw new Error('missing sub-path export');",
       "console.log('ok');",
     ].join("\n");
     await writeFile(join(consumer, "probe.mjs"), script);

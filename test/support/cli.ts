@@ -7,7 +7,11 @@ export interface CliRun {
 }
 
 /** Runs the `harness` CLI in-process with captured output. */
-export async function runHarness(argv: string[], cwd = process.cwd()): Promise<CliRun> {
+export async function runHarness(
+  argv: string[],
+  cwd = process.cwd(),
+  env?: NodeJS.ProcessEnv,
+): Promise<CliRun> {
   let stdout = "";
   let stderr = "";
   const exitCode = await runCli(argv, {
@@ -19,6 +23,7 @@ export async function runHarness(argv: string[], cwd = process.cwd()): Promise<C
     },
     isStderrTTY: false,
     cwd,
+    ...(env ? { env } : {}),
   });
   return { exitCode, stdout, stderr };
 }

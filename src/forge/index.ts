@@ -1,0 +1,30 @@
+// Forges (SPEC §3, §5.5): the local Gitea-compatible forge and the capture adapters that
+// read a repository's issue/pull-request state from Gitea or GitHub as a RepoState.
+
+export {
+  type CaptureOptions,
+  type CaptureResult,
+  captureRepoState,
+  DEFAULT_PAGE_SIZE as DEFAULT_CAPTURE_PAGE_SIZE,
+  DEFAULT_TOKEN_ENV,
+  type ForgeKind,
+} from "./capture.js";
+export { GITHUB_API_URL } from "./capture-github.js";
+export { type CaptureErrorCode, rateLimitWaitMs } from "./capture-http.js";
+export {
+  type ForgeInfo,
+  forgeInfoSchema,
+  type WriteLogEntry,
+  writeLogEntrySchema,
+  writeLogSchema,
+} from "./contract.js";
+export {
+  createForgeApp,
+  DEFAULT_AUTHOR,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_REPO,
+  DEFAULT_USER,
+  type ForgeOptions,
+  type RunningForge,
+  startForge,
+} from "./server.js";

@@ -1,0 +1,98 @@
+// The local forge's records: what one in-memory Gitea-compatible instance holds. Shapes
+// only; the operations live in store.ts and the Gitea JSON renderings in gitea-json.ts.
+
+export type AccountKind = "user" | "organization";
+
+export interface Account {
+  id: number;
+  login: string;
+  kind: AccountKind;
+  createdAt: string;
+}
+
+export interface LabelRecord {
+  id: number;
+  name: string;
+  /** Six lower-case hex digits without '#', as Gitea stores and returns them. */
+  color: string;
+  description: string;
+}
+
+export interface CommentRecord {
+  id: number;
+  author: string;
+  body: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Gitea's review states; only APPROVED, REQUEST_CHANGES and COMMENT are repository state. */
+export type ReviewState = "APPROVED" | "REQUEST_CHANGES" | "COMMENT" | "PENDING";
+
+export interface ReviewCommentRecord {
+  id: number;
+  author: string;
+  body: string;
+  path: string;
+  oldPosition: number;
+  newPosition: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ReviewRecord {
+  id: number;
+  author: string;
+  state: ReviewState;
+  body: string;
+  commitId: string;
+  comments: ReviewCommentRecord[];
+  submittedAt: string;
+  updatedAt: string;
+}
+
+export interface PullRecord {
+  head: string;
+  base: string;
+  merged: boolean;
+  mergedAt: string | null;
+  mergedBy: string | null;
+  mergeCommitSha: string | null;
+  reviews: ReviewRecord[];
+}
+
+/** An issue, or a pull request (`pull` set): both live in one number space per repository. */
+export interface IssueRecord {
+  id: number;
+  number: number;
+  poster: string;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  labelIds: number[];
+  assignees: string[];
+  comments: CommentRecord[];
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  pull?: PullRecord;
+}
+
+export interface RepoRecord {
+  id: number;
+  owner: string;
+  name: string;
+  description: string;
+  private: boolean;
+  defaultBranch: string;
+  createdAt: string;
+  updatedAt: string;
+  labels: LabelRecord[];
+  issues: IssueRecord[];
+  /** Branch names a pull request may use when the repository has no git backing. */
+  branches: Set<string>;
+  /** Absolute path of the bare git repository behind the pull requests, when there is one. */
+  gitDir?: string;
+}
+
+export type { WriteLogEntry } from "./contract.js";
