@@ -34,6 +34,7 @@ export const DIAGNOSTIC_CODES = {
   HL2017: "composition inheritance cycle",
   HL2018: "child composition re-declares an inherited member",
   HL2019: "composition has no target host",
+  HL2020: "composition inheritance chain too deep",
   HL3001: "host is not one harnesslab knows",
   HL3002: "permission listed twice in a component",
 } as const;

@@ -9,7 +9,9 @@ import type { Diagnostic } from "./types.js";
  *           |              ^^
  */
 export function formatDiagnostic(diagnostic: Diagnostic, sourceText?: string): string {
-  const head = `${diagnostic.uri}:${diagnostic.line}:${diagnostic.column}: ${diagnostic.severity} ${diagnostic.code} ${diagnostic.message}`;
+  const head = printable(
+    `${diagnostic.uri}:${diagnostic.line}:${diagnostic.column}: ${diagnostic.severity} ${diagnostic.code} ${diagnostic.message}`,
+  );
   if (sourceText === undefined) return head;
   const lineText = sourceLine(sourceText, diagnostic.line);
   if (lineText === undefined) return head;
@@ -20,10 +22,24 @@ export function formatDiagnostic(diagnostic: Diagnostic, sourceText?: string): s
     diagnostic.endLine === diagnostic.line && diagnostic.endColumn !== undefined
       ? Math.min(diagnostic.endColumn - 1, lineText.length)
       : start + 1;
+  // Escaped as printed, so the caret still lines up under an escaped character.
+  const before = printable(lineText.slice(0, start));
+  const marked = printable(lineText.slice(start, end));
   // Keep tabs under tabs so the caret lines up however the terminal renders them.
-  const padding = lineText.slice(0, start).replace(/[^\t]/g, " ");
-  const carets = "^".repeat(Math.max(1, end - start));
-  return `${head}\n    ${gutter} | ${lineText}\n    ${blank} | ${padding}${carets}`;
+  const padding = before.replace(/[^\t]/g, " ");
+  const carets = "^".repeat(Math.max(1, marked.length));
+  return `${head}\n    ${gutter} | ${printable(lineText)}\n    ${blank} | ${padding}${carets}`;
+}
+
+/**
+ * The text with terminal control characters shown as `\xNN` (tabs kept): a binary or hostile
+ * file must not move the cursor, recolour or retitle the terminal it is reported on.
+ */
+export function printable(text: string): string {
+  return text.replace(
+    /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
+    (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
 }
 
 function sourceLine(text: string, line: number): string | undefined {

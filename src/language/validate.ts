@@ -3,7 +3,7 @@
 import semver from "semver";
 import { HOST_IDS, isHostId } from "../hosts/index.js";
 import { compareStrength } from "../ir/index.js";
-import { ancestorsOf, flattenComposition } from "./inheritance.js";
+import { ancestorsOf, flattenComposition, MAX_EXTENDS_DEPTH } from "./inheritance.js";
 import type {
   BindingDecl,
   ComponentDecl,
@@ -395,7 +395,18 @@ class Validator {
   private checkInheritance(composition: CompositionDecl): InheritedMembers | undefined {
     const byName = this.model.compositionByName;
     const name = composition.name?.text ?? "";
-    const { chain, cyclic, missing } = ancestorsOf(composition, byName);
+    const { chain, cyclic, missing, tooDeep } = ancestorsOf(composition, byName);
+    if (tooDeep) {
+      // Reported once, on the first composition past the limit, not on every one below it.
+      const parent = composition.parent ? byName.get(composition.parent.text) : undefined;
+      if (parent !== undefined && !ancestorsOf(parent, byName).tooDeep && composition.parent)
+        this.error(
+          "HL2020",
+          composition.parent.span,
+          `composition "${name}" has more than ${MAX_EXTENDS_DEPTH} ancestors through "extends"; flatten the chain (a composition may extend at most ${MAX_EXTENDS_DEPTH} levels)`,
+        );
+      return undefined;
+    }
     if (missing !== undefined) {
       this.error(
         "HL2016",

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { z } from "zod";
+import { duplicateKeyProblems } from "./json-keys.js";
 import { InvalidInputError } from "./validation.js";
 
 /** Why a file could not be read, for a person: `file not found`, `is a directory; expected …`. */
@@ -20,11 +21,12 @@ export async function readTextFile(path: string): Promise<string> {
   }
 }
 
-/** Reads and parses a JSON file; a syntax error names the line and column. */
+/** Reads and parses a JSON file; a syntax error names the line and column, a repeated key its path. */
 export async function readJsonFile(path: string): Promise<unknown> {
   const text = await readTextFile(path);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
     const where = jsonErrorLocation(text);
@@ -34,6 +36,9 @@ export async function readJsonFile(path: string): Promise<unknown> {
       "not valid JSON",
     );
   }
+  const duplicates = duplicateKeyProblems(text);
+  if (duplicates.length > 0) throw new InvalidInputError(path, duplicates, "repeated JSON keys");
+  return value;
 }
 
 /** `line L, column C` of the first JSON syntax error in `text` (1-based). */

@@ -4,7 +4,7 @@
 // Reads only.
 import type { Dirent } from "node:fs";
 import { lstat, readdir, realpath } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { type InputProblem, isPathInside } from "../../shared/index.js";
 import { FIXTURE_GIT_DIR_REASON } from "../../workspace/index.js";
 import { portablePathProblem } from "./paths.js";
@@ -80,6 +80,9 @@ async function referenceProblems(
   return [];
 }
 
+/** Entries a fixture may hold (files and directories, counted together). */
+export const MAX_FIXTURE_ENTRIES = 200_000;
+
 /** What kind of entry makes a fixture unusable. */
 export type FixtureIrregularKind = "symlink" | "special" | "git-metadata";
 
@@ -90,10 +93,18 @@ export type FixtureIrregularKind = "symlink" | "special" | "git-metadata";
  */
 export async function fixtureIrregularEntries(
   fixtureDir: string,
-): Promise<Array<{ path: string; kind: FixtureIrregularKind }>> {
-  const found: Array<{ path: string; kind: FixtureIrregularKind }> = [];
+  limits: { maxEntries?: number } = {},
+): Promise<Array<{ path: string; kind: FixtureIrregularKind | "too-many" }>> {
+  const found: Array<{ path: string; kind: FixtureIrregularKind | "too-many" }> = [];
   const pending: string[] = [""];
+  const maxEntries = limits.maxEntries ?? MAX_FIXTURE_ENTRIES;
+  let seen = 0;
   while (pending.length > 0) {
+    // A fixture is a repository: a walk that goes on and on is a wrong path (`/`, a home).
+    if (seen > maxEntries) {
+      found.push({ path: "", kind: "too-many" });
+      break;
+    }
     const relativeDir = pending.pop()!;
     let entries: Dirent[];
     try {
@@ -101,6 +112,7 @@ export async function fixtureIrregularEntries(
     } catch {
       continue; // an unreadable directory fails the fixture snapshot with its own evidence
     }
+    seen += entries.length;
     for (const entry of entries) {
       const path = relativeDir === "" ? entry.name : `${relativeDir}/${entry.name}`;
       // Compared without case, as the workspace does: macOS and Windows treat `.GIT` as `.git`.
@@ -125,16 +137,32 @@ async function fixtureContentProblems(
   manifestDir: string,
   reference: PathReference,
 ): Promise<InputProblem[]> {
-  const irregular = await fixtureIrregularEntries(resolve(manifestDir, reference.path));
+  const fixtureDir = resolve(manifestDir, reference.path);
   const shownFixture = JSON.stringify(reference.path);
+  const real = await realpath(fixtureDir).catch(() => fixtureDir);
+  if (dirname(real) === real)
+    return [
+      {
+        path: reference.field,
+        message: `${shownFixture} is the file system root (${real}); a fixture is a small repository copied for every trial`,
+      },
+    ];
+  const irregular = await fixtureIrregularEntries(fixtureDir);
   const problems: InputProblem[] = [];
+  if (irregular.some((entry) => entry.kind === "too-many"))
+    problems.push({
+      path: reference.field,
+      message: `${shownFixture} holds more than ${MAX_FIXTURE_ENTRIES} files and directories; a fixture is the repository a trial works on, copied for every trial (is the path right?)`,
+    });
   const git = irregular.filter((entry) => entry.kind === "git-metadata");
   if (git.length > 0)
     problems.push({
       path: reference.field,
       message: `${shownFixture} contains ${listed(git.map((entry) => entry.path))}; ${FIXTURE_GIT_DIR_REASON}`,
     });
-  const other = irregular.filter((entry) => entry.kind !== "git-metadata");
+  const other = irregular.filter(
+    (entry) => entry.kind !== "git-metadata" && entry.kind !== "too-many",
+  );
   if (other.length > 0)
     problems.push({
       path: reference.field,

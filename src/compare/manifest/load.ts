@@ -5,7 +5,12 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
-import { fileReadProblem, type InputProblem, jsonErrorLocation } from "../../shared/index.js";
+import {
+  duplicateKeyProblems,
+  fileReadProblem,
+  type InputProblem,
+  jsonErrorLocation,
+} from "../../shared/index.js";
 import { type Experiment, HOSTS } from "../experiment.js";
 import { parseAgentReference } from "./agents.js";
 import { experimentFromV1, experimentFromV2, experimentWarnings } from "./build.js";
@@ -272,6 +277,8 @@ export async function loadManifest(
       { path: jsonErrorLocation(text), message: `not valid JSON: ${message}` },
     ]);
   }
+  const duplicates = duplicateKeyProblems(text);
+  if (duplicates.length > 0) return fail(manifestPath, duplicates);
   if (!isRecord(root))
     return fail(manifestPath, [
       { path: "(root)", message: "expected a JSON object (a harness-compare manifest)" },

@@ -1,7 +1,7 @@
 // `--out` checks (SPEC §4.3): the output directory must be empty or absent and must not
 // overlap any fixture, so no artifact can land in a fixture and no fixture file can be
 // mistaken for an artifact. Reads only.
-import { lstat, readdir, realpath } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, realpath, rmdir, statfs } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { type InputProblem, isPathInside } from "../../shared/index.js";
 import type { Experiment } from "../experiment.js";
@@ -30,6 +30,80 @@ export async function realPathOf(path: string): Promise<string> {
       current = parent;
     }
   }
+}
+
+/** Kernel pseudo-filesystems: files there are views of the kernel, not results. */
+const PSEUDO_ROOTS = ["/proc", "/sys", "/dev"];
+/** statfs types of pseudo-filesystems (proc, sysfs, devpts, cgroup, cgroup2, debugfs, tracefs, securityfs). */
+const PSEUDO_TYPES = new Set([
+  0x9fa0, 0x62656572, 0x1cd1, 0x27e0eb, 0x63677270, 0x64626720, 0x74726163, 0x73636673,
+]);
+/** Less free space than this is a full disk for a run: its first records could not be written. */
+const MIN_FREE_BYTES = 16 * 1024 * 1024;
+
+/** The nearest ancestor of `path` (itself included) that exists. */
+async function nearestExisting(path: string): Promise<string> {
+  let current = resolve(path);
+  for (;;) {
+    try {
+      await lstat(current);
+      return current;
+    } catch {
+      const parent = dirname(current);
+      if (parent === current) return current;
+      current = parent;
+    }
+  }
+}
+
+/**
+ * Whether a run can write where `--out` would be: not a kernel pseudo-filesystem, writable (a
+ * probe directory is made and removed at once), and not full. Problems name the directory.
+ */
+async function writableProblems(absolute: string, realOut: string): Promise<InputProblem[]> {
+  if (PSEUDO_ROOTS.some((root) => isPathInside(root, realOut)))
+    return [
+      {
+        path: FIELD,
+        message: `${absolute} is on a kernel pseudo-filesystem (${PSEUDO_ROOTS.find((root) => isPathInside(root, realOut))}); choose a directory on disk`,
+      },
+    ];
+  const existing = await nearestExisting(realOut);
+  const fs = await statfs(existing).catch(() => undefined);
+  if (fs !== undefined && PSEUDO_TYPES.has(Number(fs.type)))
+    return [
+      {
+        path: FIELD,
+        message: `${absolute} is on a kernel pseudo-filesystem; choose a directory on disk`,
+      },
+    ];
+  try {
+    await rmdir(await mkdtemp(join(existing, ".harnesslab-write-probe-")));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "EROFS"
+        ? "is on a read-only file system"
+        : code === "EACCES" || code === "EPERM"
+          ? "is not writable for this user"
+          : code === "ENOSPC" || code === "EDQUOT"
+            ? "has no space left"
+            : `cannot be written (${code ?? String(error)})`;
+    return [
+      {
+        path: FIELD,
+        message: `${absolute} ${why} (checked at ${existing}); choose another directory`,
+      },
+    ];
+  }
+  if (fs !== undefined && Number(fs.bavail) * Number(fs.bsize) < MIN_FREE_BYTES)
+    return [
+      {
+        path: FIELD,
+        message: `${absolute} has no space left (${Math.floor((Number(fs.bavail) * Number(fs.bsize)) / 1024)} KiB free on its file system); free some space or choose another directory`,
+      },
+    ];
+  return [];
 }
 
 /** Problems with an output directory for this experiment; empty when it can be used. */
@@ -71,6 +145,7 @@ export async function checkOutDir(
       });
   }
   const realOut = await realPathOf(absolute);
+  if (problems.length === 0) problems.push(...(await writableProblems(absolute, realOut)));
   const reported = new Set<string>();
   for (const task of experiment.tasks) {
     const realFixture = await realPathOf(task.fixtureDir);

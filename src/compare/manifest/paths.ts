@@ -45,10 +45,12 @@ export function normalizeChangeSurfacePath(
       ok: false,
       problem: `${JSON.stringify(value)} names the whole repository, not a file`,
     };
-  if (segments.includes(".git"))
+  // Any case: git and case-insensitive file systems treat `.GIT` as `.git`, and the policy
+  // refuses writes there too, so such a file could never be changed.
+  if (segments.some((segment) => segment.toLowerCase() === ".git"))
     return {
       ok: false,
-      problem: `${JSON.stringify(value)} is inside .git, which agents may never change`,
+      problem: `${JSON.stringify(value)} is inside .git (in any letter case), which agents may never change`,
     };
   return { ok: true, path: segments.join("/") };
 }
