@@ -184,7 +184,7 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
       fifo: false,
     })
       // The fixture's tests import these: without them the module would never be evaluated.
-      .concat("export const parseDuration = () => 0;\nexport const formatDuration = () => \"\";\n");
+      .concat('export const parseDuration = () => 0;\nexport const formatDuration = () => "";\n');
     const server = await startAnthropicLoopback({
       apiKey: FAKE_KEY,
       script: [
@@ -263,9 +263,10 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
       ])
         expect({ attempt, ok: report[attempt]?.ok }).toEqual({ attempt, ok: false });
       // Claude Code's own environment is readable by the agent's code, but holds no key.
-      const found = (
-        report["read every process's environment"]?.value as { found: string[] }
-      ).found.map((hex) => Buffer.from(hex, "hex").toString("utf8"));
+      const scan = report["read every process's environment"]?.value as
+        | { found: string[] }
+        | undefined;
+      const found = (scan?.found ?? []).map((hex) => Buffer.from(hex, "hex").toString("utf8"));
       expect(found).toContain("ANTHROPIC_API_KEY=harnesslab-sandboxed-credential");
       expect(found.join("\n")).not.toContain(FAKE_KEY);
       // Yet every model request carried the real key: the proxy added it outside.
