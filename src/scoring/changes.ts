@@ -148,128 +148,147 @@ export function applyIntendedChanges(
   const defined = new Set((state.labels ?? []).map((label) => label.name));
   const problems: InputProblem[] = [];
   changes.forEach((change, index) => {
-    const problem = (message: string, field?: string) =>
+    const problem = applyOne(state, change, actor, defined);
+    if (problem !== null)
       problems.push({
-        path: formatJsonPath([...at, index, ...(field === undefined ? [] : [field])]),
-        message,
+        path: formatJsonPath([
+          ...at,
+          index,
+          ...(problem.field === undefined ? [] : [problem.field]),
+        ]),
+        message: problem.message,
       });
-    const undefinedLabel = (label: string) =>
-      `label ${JSON.stringify(label)} is not defined in the seed's labels (defined: ${[...defined].sort().join(", ") || "none"})`;
-    if (change.op === "create-issue") {
-      const missing = (change.labels ?? []).filter((label) => !defined.has(label));
-      if (missing.length > 0) {
-        problem(missing.map(undefinedLabel).join("; "), "labels");
-        return;
-      }
-      // Issues and pull requests share one number space, so a new issue gets the number after
-      // every existing issue and pull request, as the forge will give it.
-      const highest = Math.max(
-        0,
-        ...state.issues!.map((i) => i.number),
-        ...state.pullRequests!.map((p) => p.number),
-      );
-      state.issues!.push({
-        number: highest + 1,
-        title: change.title,
-        body: change.body ?? "",
-        state: "open",
-        labels: [...new Set(change.labels ?? [])],
-        assignees: [...new Set(change.assignees ?? [])],
-        comments: [],
-      });
-      return;
-    }
-    const found = findEntity(state, change.number);
-    if (found === undefined) {
-      problem(
-        `there is no issue or pull request #${change.number} in the seed (numbers used: ${numbersText(state)})`,
-        "number",
-      );
-      return;
-    }
-    const { entity, pull } = found;
-    const name = describe(entity, pull);
-    switch (change.op) {
-      case "comment":
-        entity.comments = [...(entity.comments ?? []), { author: actor, body: change.body }];
-        return;
-      case "add-label": {
-        if (!defined.has(change.label)) return problem(undefinedLabel(change.label), "label");
-        const labels = entity.labels ?? [];
-        if (labels.includes(change.label))
-          return problem(`${name} already has label ${JSON.stringify(change.label)}: ${NOTHING}`);
-        entity.labels = [...labels, change.label];
-        return;
-      }
-      case "remove-label": {
-        const labels = entity.labels ?? [];
-        if (!labels.includes(change.label))
-          return problem(
-            `${name} has no label ${JSON.stringify(change.label)} (it has ${labels.join(", ") || "none"}): ${NOTHING}`,
-          );
-        entity.labels = labels.filter((label) => label !== change.label);
-        return;
-      }
-      case "assign": {
-        const assignees = entity.assignees ?? [];
-        if (assignees.includes(change.user))
-          return problem(`${change.user} is already assigned to ${name}: ${NOTHING}`);
-        entity.assignees = [...assignees, change.user];
-        return;
-      }
-      case "unassign": {
-        const assignees = entity.assignees ?? [];
-        if (!assignees.includes(change.user))
-          return problem(`${change.user} is not assigned to ${name}: ${NOTHING}`);
-        entity.assignees = assignees.filter((user) => user !== change.user);
-        return;
-      }
-      case "close":
-        if (entity.state === "merged")
-          return problem(`${name} is merged; a merged pull request cannot be closed`);
-        if (entity.state === "closed") return problem(`${name} is already closed: ${NOTHING}`);
-        entity.state = "closed";
-        return;
-      case "reopen":
-        if (entity.state === "merged")
-          return problem(`${name} is merged; a merged pull request cannot be reopened`);
-        if (entity.state === "open") return problem(`${name} is already open: ${NOTHING}`);
-        entity.state = "open";
-        return;
-      case "edit": {
-        if (change.title === undefined && change.body === undefined)
-          return problem("give a new title, a new body, or both");
-        const same =
-          (change.title === undefined || change.title === entity.title) &&
-          (change.body === undefined || change.body === (entity.body ?? ""));
-        if (same) return problem(`${name} already has this title and body: ${NOTHING}`);
-        if (change.title !== undefined) entity.title = change.title;
-        if (change.body !== undefined) entity.body = change.body;
-        return;
-      }
-      case "review": {
-        if (!pull) return problem(`${name} is an issue; only pull requests are reviewed`, "number");
-        const review: Review = {
-          author: actor,
-          kind: change.kind,
-          body: change.body ?? "",
-          comments: (change.comments ?? []).map((c) => ({ author: actor, body: c.body })),
-        };
-        if (review.kind === "comment" && review.body === "" && review.comments!.length === 0)
-          return problem("a comment review needs a body or an inline comment (forges refuse it)");
-        if (review.kind === "request-changes" && review.body === "")
-          return problem("a request-changes review needs a body (forges refuse it)", "body");
-        const pr = entity as PullRequest;
-        pr.reviews = [...(pr.reviews ?? []), review];
-        return;
-      }
-      case "merge":
-        if (!pull) return problem(`${name} is an issue; only pull requests are merged`, "number");
-        if (entity.state !== "open")
-          return problem(`${name} is ${entity.state}; only an open pull request can be merged`);
-        entity.state = "merged";
-        return;
-    }
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, state };
+}
+
+interface ChangeProblem {
+  field?: string;
+  message: string;
+}
+
+function fault(message: string, field?: string): ChangeProblem {
+  return field === undefined ? { message } : { field, message };
+}
+
+/** Applies one change to `state` in place; a problem when it cannot apply or changes nothing. */
+function applyOne(
+  state: RepoState,
+  change: IntendedChange,
+  actor: string,
+  defined: ReadonlySet<string>,
+): ChangeProblem | null {
+  const undefinedLabel = (label: string) =>
+    `label ${JSON.stringify(label)} is not defined in the seed's labels (defined: ${[...defined].sort().join(", ") || "none"})`;
+  if (change.op === "create-issue") {
+    const missing = (change.labels ?? []).filter((label) => !defined.has(label));
+    if (missing.length > 0) return fault(missing.map(undefinedLabel).join("; "), "labels");
+    // Issues and pull requests share one number space, so a new issue gets the number after
+    // every existing issue and pull request, as the forge will give it.
+    const highest = Math.max(
+      0,
+      ...state.issues!.map((i) => i.number),
+      ...state.pullRequests!.map((p) => p.number),
+    );
+    state.issues!.push({
+      number: highest + 1,
+      title: change.title,
+      body: change.body ?? "",
+      state: "open",
+      labels: [...new Set(change.labels ?? [])],
+      assignees: [...new Set(change.assignees ?? [])],
+      comments: [],
+    });
+    return null;
+  }
+  const found = findEntity(state, change.number);
+  if (found === undefined)
+    return fault(
+      `there is no issue or pull request #${change.number} in the seed (numbers used: ${numbersText(state)})`,
+      "number",
+    );
+  const { entity, pull } = found;
+  const name = describe(entity, pull);
+  switch (change.op) {
+    case "comment":
+      entity.comments = [...(entity.comments ?? []), { author: actor, body: change.body }];
+      return null;
+    case "add-label": {
+      if (!defined.has(change.label)) return fault(undefinedLabel(change.label), "label");
+      const labels = entity.labels ?? [];
+      if (labels.includes(change.label))
+        return fault(`${name} already has label ${JSON.stringify(change.label)}: ${NOTHING}`);
+      entity.labels = [...labels, change.label];
+      return null;
+    }
+    case "remove-label": {
+      const labels = entity.labels ?? [];
+      if (!labels.includes(change.label))
+        return fault(
+          `${name} has no label ${JSON.stringify(change.label)} (it has ${labels.join(", ") || "none"}): ${NOTHING}`,
+        );
+      entity.labels = labels.filter((label) => label !== change.label);
+      return null;
+    }
+    case "assign": {
+      const assignees = entity.assignees ?? [];
+      if (assignees.includes(change.user))
+        return fault(`${change.user} is already assigned to ${name}: ${NOTHING}`);
+      entity.assignees = [...assignees, change.user];
+      return null;
+    }
+    case "unassign": {
+      const assignees = entity.assignees ?? [];
+      if (!assignees.includes(change.user))
+        return fault(`${change.user} is not assigned to ${name}: ${NOTHING}`);
+      entity.assignees = assignees.filter((user) => user !== change.user);
+      return null;
+    }
+    case "close":
+      if (entity.state === "merged")
+        return fault(`${name} is merged; a merged pull request cannot be closed`);
+      if (entity.state === "closed") return fault(`${name} is already closed: ${NOTHING}`);
+      entity.state = "closed";
+      return null;
+    case "reopen":
+      if (entity.state === "merged")
+        return fault(`${name} is merged; a merged pull request cannot be reopened`);
+      if (entity.state === "open") return fault(`${name} is already open: ${NOTHING}`);
+      entity.state = "open";
+      return null;
+    case "edit": {
+      if (change.title === undefined && change.body === undefined)
+        return fault("give a new title, a new body, or both");
+      const same =
+        (change.title === undefined || change.title === entity.title) &&
+        (change.body === undefined || change.body === (entity.body ?? ""));
+      if (same) return fault(`${name} already has this title and body: ${NOTHING}`);
+      if (change.title !== undefined) entity.title = change.title;
+      if (change.body !== undefined) entity.body = change.body;
+      return null;
+    }
+    case "review": {
+      if (!pull) return fault(`${name} is an issue; only pull requests are reviewed`, "number");
+      const review: Review = {
+        author: actor,
+        kind: change.kind,
+        body: change.body ?? "",
+        comments: (change.comments ?? []).map((c) => ({ author: actor, body: c.body })),
+      };
+      if (review.kind === "comment" && review.body === "" && review.comments!.length === 0)
+        return fault("a comment review needs a body or an inline comment (forges refuse it)");
+      if (review.kind === "request-changes" && review.body === "")
+        return fault("a request-changes review needs a body (forges refuse it)", "body");
+      const pr = entity as PullRequest;
+      pr.reviews = [...(pr.reviews ?? []), review];
+      return null;
+    }
+    case "merge":
+      if (!pull) return fault(`${name} is an issue; only pull requests are merged`, "number");
+      if (entity.state !== "open")
+        return fault(`${name} is ${entity.state}; only an open pull request can be merged`);
+      entity.state = "merged";
+      return null;
+  }
+  return null;
 }
