@@ -4,6 +4,7 @@ export {
   isPlainArgv,
   type TokenizeResult,
   tokenizeCommand,
+  tokenizeQuotedCommand,
 } from "./command.js";
 export { createToolPolicy } from "./policy.js";
 export { maskCredentials } from "./summary.js";

@@ -70,7 +70,26 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
     const canonical = normalizeToolName(name);
     if (canonical !== null && !tools.includes(canonical)) tools.push(canonical);
   }
-  return { trialRoot: options.trialRoot, allowedWrites, allowedCommands, tools };
+  const mcpTools = [...new Set(options.mcpTools ?? [])].sort();
+  for (const name of mcpTools)
+    if (!/^mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/.test(name))
+      throw new Error(
+        `createToolPolicy: mcpTools entry ${JSON.stringify(name)} must be mcp__<server>__<tool>`,
+      );
+  const commandPrograms = [...new Set(options.commandPrograms ?? [])].sort();
+  for (const program of commandPrograms)
+    if (!/^[A-Za-z0-9_.+-]+$/.test(program))
+      throw new Error(
+        `createToolPolicy: commandPrograms entry ${JSON.stringify(program)} must be a program name (no path, no spaces)`,
+      );
+  return {
+    trialRoot: options.trialRoot,
+    allowedWrites,
+    allowedCommands,
+    tools,
+    mcpTools,
+    commandPrograms,
+  };
 }
 
 /**
@@ -84,6 +103,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
   const startedAt = now();
   const visible = new Set<CanonicalTool>(config.tools);
   const writable = new Set(config.allowedWrites);
+  const mcpTools = new Set(config.mcpTools);
   const records: (PolicyDecisionRecord | undefined)[] = [];
   let physicalRoot: Promise<string> | undefined;
 
@@ -190,7 +210,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     if (field(input, "run_in_background") === true) {
       return deny("background-not-allowed", "background commands could outlive the trial");
     }
-    const check = checkCommand(command, config.allowedCommands);
+    const check = checkCommand(command, config.allowedCommands, config.commandPrograms);
     if (!check.ok) return deny(check.rule, check.reason);
     return {
       decision: "allow",
@@ -206,7 +226,13 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     records.push(undefined);
     const tool = typeof toolName === "string" ? normalizeToolName(toolName) : null;
     let verdict: Verdict;
-    if (tool === null) {
+    if (tool === null && typeof toolName === "string" && mcpTools.has(toolName)) {
+      verdict = {
+        decision: "allow",
+        rule: "allowed",
+        reason: "an MCP tool the harness serves for this trial",
+      };
+    } else if (tool === null) {
       verdict = deny(
         "unknown-tool",
         `${String(toolName)} is not a tool this policy can bound; it is denied`,

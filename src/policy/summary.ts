@@ -66,7 +66,9 @@ export function summarizeInput(
   const quoted = (value: unknown): string =>
     typeof value === "string"
       ? JSON.stringify(clip(maskCredentials(replaceRootAliases(value, rootAliases)), MAX_FIELD))
-      : typeof value;
+      : typeof value === "number" || typeof value === "boolean"
+        ? String(value)
+        : typeof value;
   let summary: string;
   switch (canonicalTool) {
     case "Read":

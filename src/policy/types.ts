@@ -72,6 +72,17 @@ export interface ToolPolicyOptions {
   allowedCommands: readonly (readonly string[])[];
   /** Tool names visible to the agent; a known tool outside this list is denied. */
   tools: readonly string[];
+  /**
+   * MCP tools the agent may call, by the exact name the host gives them (`mcp__forge__get_issue`):
+   * the harness's own servers, which bound their arguments themselves. Every other MCP tool stays
+   * unknown and denied.
+   */
+  mcpTools?: readonly string[];
+  /**
+   * Programs whose commands are allowed with any arguments (plain words and quoted strings, no
+   * other shell syntax): a forge task's CLI tools (`curl`, `tea`), whose reach the sandbox bounds.
+   */
+  commandPrograms?: readonly string[];
   /** Clock for `atMs`; defaults to `Date.now`. */
   now?: () => number;
   /** Filesystem seam used to resolve symlinks; defaults to `node:fs/promises`. */
@@ -91,6 +102,8 @@ export interface ToolPolicy {
     allowedWrites: string[];
     allowedCommands: string[][];
     tools: CanonicalTool[];
+    mcpTools: string[];
+    commandPrograms: string[];
   };
   /** Decides one tool call and records the decision. Never throws for bad input. */
   decide(toolName: string, input: unknown): Promise<PolicyDecision>;
