@@ -25,6 +25,7 @@ export {
   writeLogEntrySchema,
   writeLogSchema,
 } from "./contract.js";
+export { forgeGatewayRule } from "./gateway.js";
 export {
   createForgeMcpEndpoint,
   createForgeMcpServer,

@@ -7,11 +7,12 @@ import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import {
   type CommandSandbox,
-  ENDPOINT_FORWARDER_SOURCE,
   type EndpointProxy,
+  type GrantedEndpoint,
   SANDBOX_ENDPOINT_PORT,
   SANDBOX_ENDPOINT_SOCKET,
   startEndpointProxy,
+  withGrantedEndpoints,
 } from "../../sandbox/index.js";
 
 /** What the contained process is given instead of a credential (the proxy adds the real one). */
@@ -49,6 +50,8 @@ export interface ContainHostOptions {
   timeoutMs: number;
   /** Codex starts a sandbox of its own for each command it runs. */
   allowNestedSandbox?: boolean;
+  /** Further endpoints the process and its commands reach (a forge task's MCP server or API). */
+  grants?: readonly GrantedEndpoint[];
 }
 
 const definedOnly = (env: Readonly<Record<string, string | undefined>>) => {
@@ -81,30 +84,31 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
   const PLACEHOLDER = "\0command";
   let prepared: { prefix: string[]; path: string };
   try {
-    const wrapped = await options.sandbox.wrap(
+    const forwarded = withGrantedEndpoints(
+      [PLACEHOLDER],
       [
-        process.execPath,
-        "-e",
-        ENDPOINT_FORWARDER_SOURCE,
-        String(SANDBOX_ENDPOINT_PORT),
-        SANDBOX_ENDPOINT_SOCKET,
-        PLACEHOLDER,
+        {
+          socketPath: proxy.socketPath as string,
+          target: SANDBOX_ENDPOINT_SOCKET,
+          port: SANDBOX_ENDPOINT_PORT,
+        },
+        ...(options.grants ?? []),
       ],
-      {
-        cwd: options.cwd,
-        writable: [options.cwd, options.scratchDir],
-        readOnly: [...options.installPaths],
-        protect: [join(options.cwd, ".git")],
-        binds: [{ source: proxy.socketPath, target: SANDBOX_ENDPOINT_SOCKET }],
-        env: {},
-        timeoutMs: options.timeoutMs,
-        privateDir: options.scratchDir,
-        // An agent's whole session: it may use CPU for as long as it may run, and runtimes such
-        // as Bun reserve far more address space than they use.
-        limits: { cpuSeconds: Math.ceil(options.timeoutMs / 1000) * 2 + 60, memoryBytes: null },
-        ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
-      },
     );
+    const wrapped = await options.sandbox.wrap(forwarded.argv, {
+      cwd: options.cwd,
+      writable: [options.cwd, options.scratchDir],
+      readOnly: [...options.installPaths],
+      protect: [join(options.cwd, ".git")],
+      binds: forwarded.binds,
+      env: {},
+      timeoutMs: options.timeoutMs,
+      privateDir: options.scratchDir,
+      // An agent's whole session: it may use CPU for as long as it may run, and runtimes such
+      // as Bun reserve far more address space than they use.
+      limits: { cpuSeconds: Math.ceil(options.timeoutMs / 1000) * 2 + 60, memoryBytes: null },
+      ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
+    });
     prepared = { prefix: wrapped.argv.slice(0, -1), path: wrapped.env.PATH ?? "/usr/bin:/bin" };
   } catch (error) {
     await proxy.close();
