@@ -18,6 +18,10 @@ export {
   type PolicyDecisionRecord,
   type PolicyRule,
   policyDecisionRecordSchema,
+  TOOL_USE_KINDS,
   type ToolPolicy,
   type ToolPolicyOptions,
+  type ToolUse,
+  type ToolUseKind,
+  toolUseSchema,
 } from "./types.js";

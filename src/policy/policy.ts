@@ -11,7 +11,7 @@ import {
   relativeInside,
   resolvePhysicalPath,
 } from "./paths.js";
-import { replaceRootAliases, summarizeInput } from "./summary.js";
+import { describeToolUse, replaceRootAliases, summarizeInput } from "./summary.js";
 import { normalizeToolName, TOOL_KINDS } from "./tools.js";
 import type {
   CanonicalTool,
@@ -21,6 +21,7 @@ import type {
   PolicyRule,
   ToolPolicy,
   ToolPolicyOptions,
+  ToolUse,
 } from "./types.js";
 
 const defaultResolver: PathResolverFs = { realpath, readlink };
@@ -105,6 +106,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
   const writable = new Set(config.allowedWrites);
   const mcpTools = new Set(config.mcpTools);
   const records: (PolicyDecisionRecord | undefined)[] = [];
+  const uses: (ToolUse | undefined)[] = [];
   let physicalRoot: Promise<string> | undefined;
 
   // The root's physical path is what targets are compared with (e.g. /private/tmp on macOS).
@@ -224,6 +226,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     const seq = records.length + 1;
     // Reserve the slot now so concurrent calls keep call order in the log.
     records.push(undefined);
+    uses.push(undefined);
     const tool = typeof toolName === "string" ? normalizeToolName(toolName) : null;
     let verdict: Verdict;
     if (tool === null && typeof toolName === "string" && mcpTools.has(toolName)) {
@@ -255,6 +258,11 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
       rule: verdict.rule,
       atMs: Math.max(0, now() - startedAt),
     };
+    uses[seq - 1] = {
+      seq,
+      decision: verdict.decision,
+      ...describeToolUse(String(toolName), tool, input, [config.trialRoot, root]),
+    };
     return { seq, tool, ...verdict };
   }
 
@@ -263,5 +271,6 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     decide,
     decisions: () =>
       records.filter((r): r is PolicyDecisionRecord => r !== undefined).map((r) => ({ ...r })),
+    toolUse: () => uses.filter((u): u is ToolUse => u !== undefined).map((u) => ({ ...u })),
   };
 }

@@ -45,6 +45,25 @@ export const policyDecisionRecordSchema = z.strictObject({
 });
 export type PolicyDecisionRecord = z.infer<typeof policyDecisionRecordSchema>;
 
+/** How a tool call is counted in a trial's tool-use transcript. */
+export const TOOL_USE_KINDS = ["shell", "mcp", "other"] as const;
+export type ToolUseKind = (typeof TOOL_USE_KINDS)[number];
+
+/** One tool call as the transcript keeps it: what kind of tool, and what it was asked to do. */
+export const toolUseSchema = z.strictObject({
+  seq: z.number().int().min(1),
+  kind: z.enum(TOOL_USE_KINDS),
+  /** The tool name exactly as the agent called it. */
+  tool: z.string(),
+  decision: z.enum(["allow", "deny"]),
+  /** shell: the command (credentials masked, the trial path as `<trial-root>`, clipped). */
+  command: z.string().optional(),
+  /** mcp: the server and the tool on it. */
+  server: z.string().optional(),
+  mcpTool: z.string().optional(),
+});
+export type ToolUse = z.infer<typeof toolUseSchema>;
+
 /** What `decide` returns: the record plus what the caller needs to carry out an allowed call. */
 export interface PolicyDecision {
   seq: number;
@@ -109,4 +128,6 @@ export interface ToolPolicy {
   decide(toolName: string, input: unknown): Promise<PolicyDecision>;
   /** Every decision so far, in call order. */
   decisions(): PolicyDecisionRecord[];
+  /** Every call so far by kind (shell, mcp, other), in call order. */
+  toolUse(): ToolUse[];
 }
