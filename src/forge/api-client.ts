@@ -1,6 +1,7 @@
 // A small client of the Gitea API v1 (the local forge or a real Gitea): what the forge MCP tools
 // and live mode's seeding need, over `fetch`. Every response is JSON or empty; an error status
 // becomes a ForgeApiError carrying Gitea's own message, which the MCP tools pass to the agent.
+import { summarizeBody } from "./write-log.js";
 
 /** An error answer of the forge, with Gitea's `message` when it sent one. */
 export class ForgeApiError extends Error {
@@ -24,6 +25,13 @@ export interface ForgeApiOptions {
   fetch?: typeof fetch;
   /** How long one request may take (default 30 s). */
   timeoutMs?: number;
+  /** Told of every write (not GET) once answered: a write log where the forge keeps none. */
+  onWrite?: (entry: {
+    method: string;
+    path: string;
+    status: number;
+    summary: Record<string, unknown>;
+  }) => void;
 }
 
 export interface ForgeApiResponse<T> {
@@ -72,6 +80,13 @@ export class ForgeApi {
         path,
       );
     }
+    if (method !== "GET" && this.options.onWrite)
+      this.options.onWrite({
+        method,
+        path: new URL(`${this.base}${path}`).pathname,
+        status: response.status,
+        summary: summarizeBody(body, this.options.token ?? ""),
+      });
     const text = await response.text();
     let parsed: unknown = null;
     if (text !== "") {

@@ -27,6 +27,12 @@ export {
 } from "./contract.js";
 export { forgeGatewayRule } from "./gateway.js";
 export {
+  createLiveRepository,
+  LiveForgeError,
+  type LiveForgeOptions,
+  type LiveRepository,
+} from "./live.js";
+export {
   createForgeMcpEndpoint,
   createForgeMcpServer,
   FORGE_MCP_SERVER,
@@ -43,6 +49,7 @@ export {
   serveMcpOnLoopback,
   serveMcpOnSocket,
 } from "./mcp-http.js";
+export { seedLogins, seedProblems } from "./seed.js";
 export {
   createForgeApp,
   DEFAULT_AUTHOR,
