@@ -4,6 +4,8 @@
 import { isAbsolute, win32 } from "node:path";
 import {
   createCommandGrader,
+  createForgeStateGrader,
+  createReadFactsGrader,
   createReadmePackageGrader,
   createScopeGrader,
   type Grade,
@@ -56,6 +58,23 @@ export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> 
         });
         break;
       }
+      // The expected state and the facts are these graders' contracts: their hashes pin them.
+      case "forge-state":
+        prepared.push({
+          id: spec.id,
+          kind: spec.kind,
+          grader: createForgeStateGrader({ expected: spec.expected }),
+          contractHash: `sha256:${sha256Hex(canonicalJson(spec.expected))}`,
+        });
+        break;
+      case "read-facts":
+        prepared.push({
+          id: spec.id,
+          kind: spec.kind,
+          grader: createReadFactsGrader({ facts: spec.facts }),
+          contractHash: `sha256:${sha256Hex(canonicalJson(spec.facts))}`,
+        });
+        break;
     }
   }
   return prepared;

@@ -57,6 +57,7 @@ export type {
   GrepMatch,
   ScriptedAgent,
   ScriptedAgentContext,
+  ScriptedForge,
   ScriptedTools,
   ToolDenied,
   ToolFailed,
@@ -66,6 +67,7 @@ export { ScriptedExecutor, type ScriptedExecutorOptions } from "./scripted/execu
 export { promptWithPreamble } from "./sdk/common.js";
 export {
   type Executor,
+  type ExecutorForgeAccess,
   type ExecutorRunInput,
   HOST_IDS,
   type HostId,

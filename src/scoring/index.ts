@@ -42,6 +42,7 @@ export {
   type Review,
   type ReviewKind,
   repoStateSchema,
+  requiredFactSchema,
   type ScoringResult,
   type ScoringSpec,
   type Submission,
