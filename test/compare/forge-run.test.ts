@@ -12,52 +12,7 @@ import {
   runManifest,
   type TempExperiment,
 } from "../support/experiment.js";
-
-const FORGE_HARNESS = `component forge-work {
-  kind workflow
-  description "Do what the task asks on the forge, and nothing else."
-}
-binding forge-work for scripted { mechanism prompt-preamble strength advisory }
-plugin forge-core {
-  version "1.0.0"
-  provides [ component.forge-work ]
-}
-composition by-mcp {
-  target scripted
-  include [ plugin.forge-core@^1 ]
-  require forge-work { minimum advisory }
-  configure { forge.access = "mcp" }
-}
-composition by-cli {
-  target scripted
-  include [ plugin.forge-core@^1 ]
-  require forge-work { minimum advisory }
-  configure { forge.access = "cli" }
-}
-`;
-
-const SMALL_SEED: RepoState = {
-  labels: [
-    { name: "bug", color: "#d73a4a" },
-    { name: "duplicate", color: "#cccccc" },
-  ],
-  issues: [
-    { number: 1, title: "Crash when the config is empty", state: "open", labels: ["bug"] },
-    {
-      number: 2,
-      title: "Empty config crashes the app",
-      state: "open",
-      comments: [{ author: "alice", body: "Same here" }],
-    },
-  ],
-  pullRequests: [{ number: 3, title: "Handle empty config", state: "open", body: "Fixes #1" }],
-};
-
-const CHANGES = [
-  { op: "comment", number: 2, body: "Duplicate of #1" },
-  { op: "add-label", number: 2, label: "duplicate" },
-  { op: "close", number: 2 },
-];
+import { DUPLICATE_CHANGES, FORGE_HARNESS, SMALL_SEED } from "../support/forge.js";
 
 /** Solves both tasks through the forge MCP tools (`tools.call`). */
 const MCP_AGENT = `export default async function ({ tools, forge, trial }) {
@@ -128,7 +83,7 @@ function forgeManifest(variants: unknown[]): Record<string, unknown> {
         fixture: "./fixture",
         prompt: "./prompt.md",
         forge: { seed: "./seed.json", repo: "acme/widgets" },
-        graders: [{ kind: "forge-state", changes: CHANGES }],
+        graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
       },
       {
         id: "count-open",

@@ -137,6 +137,7 @@ export class ClaudeCodeExecutor implements Executor {
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
         timeoutMs: input.timeoutMs,
+        ...(input.forge?.endpoint.grant ? { grants: [input.forge.endpoint.grant] } : {}),
       });
     } catch (error) {
       return builder.finish("infra_error", {
@@ -144,10 +145,13 @@ export class ClaudeCodeExecutor implements Executor {
         error: `cannot contain Claude Code: ${error instanceof Error ? error.message : String(error)}`,
       });
     }
-    const runEnv =
-      host.proxy !== null && endpoint.ok
+    const runEnv = {
+      ...(host.proxy !== null && endpoint.ok
         ? endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER)
-        : env;
+        : env),
+      // A forge task's variables (the repository, and for cli the API's URL): no credential.
+      ...input.forge?.env,
+    };
     if (host.proxy !== null)
       builder.event("harness.contained", {
         sandbox: input.sandbox.description,

@@ -1,0 +1,65 @@
+// Forge experiments for tests: a harness with one composition per way of reaching the forge (on
+// the scripted host and on claude-code) and a small seed.
+import type { RepoState } from "../../src/scoring/index.js";
+
+/** Compositions `by-mcp`/`by-cli` (scripted) and `claude-mcp`/`claude-cli` (claude-code). */
+export const FORGE_HARNESS = `component forge-work {
+  kind workflow
+  description "Do what the task asks on the forge, and nothing else."
+}
+binding forge-work for scripted { mechanism prompt-preamble strength advisory }
+binding forge-work for claude-code { mechanism prompt-preamble strength advisory }
+plugin forge-core {
+  version "1.0.0"
+  provides [ component.forge-work ]
+}
+composition by-mcp {
+  target scripted
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "mcp" }
+}
+composition by-cli {
+  target scripted
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "cli" }
+}
+composition claude-mcp {
+  target claude-code
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "mcp" }
+}
+composition claude-mcp-again {
+  target claude-code
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "mcp" }
+}
+`;
+
+/** Two issues (the second a duplicate of the first) and a pull request, three authors. */
+export const SMALL_SEED: RepoState = {
+  labels: [
+    { name: "bug", color: "#d73a4a" },
+    { name: "duplicate", color: "#cccccc" },
+  ],
+  issues: [
+    { number: 1, title: "Crash when the config is empty", state: "open", labels: ["bug"] },
+    {
+      number: 2,
+      title: "Empty config crashes the app",
+      state: "open",
+      comments: [{ author: "alice", body: "Same here" }],
+    },
+  ],
+  pullRequests: [{ number: 3, title: "Handle empty config", state: "open", body: "Fixes #1" }],
+};
+
+/** What closing #2 as a duplicate of #1 changes. */
+export const DUPLICATE_CHANGES = [
+  { op: "comment", number: 2, body: "Duplicate of #1" },
+  { op: "add-label", number: 2, label: "duplicate" },
+  { op: "close", number: 2 },
+];
