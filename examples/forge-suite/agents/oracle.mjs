@@ -43,7 +43,12 @@ function httpForge(tools, forge) {
   const curl = async (method, path, body) => {
     const words = ["curl", "-sS", "-f", "-X", method, quoted(`${api}${path}`)];
     if (body !== undefined)
-      words.push("-H", quoted("Content-Type: application/json"), "-d", quoted(JSON.stringify(body)));
+      words.push(
+        "-H",
+        quoted("Content-Type: application/json"),
+        "-d",
+        quoted(JSON.stringify(body)),
+      );
     const result = await tools.bash(words.join(" "));
     if (!result.ok) throw new Error(`${method} ${path}: ${result.reason ?? result.error}`);
     if (result.exitCode !== 0)
@@ -64,7 +69,9 @@ function httpForge(tools, forge) {
   };
   const issue = async (number) => view(await curl("GET", `/issues/${number}`));
   const find = async (query, state, type) =>
-    (await curl("GET", `/issues?q=${encodeURIComponent(query)}&state=${state}&type=${type}`)).map(view);
+    (await curl("GET", `/issues?q=${encodeURIComponent(query)}&state=${state}&type=${type}`)).map(
+      view,
+    );
   return {
     search: (query, state = "all") => find(query, state, "issues"),
     searchPulls: (query, state = "all") => find(query, state, "pulls"),
@@ -104,7 +111,9 @@ function httpForge(tools, forge) {
 /** The one item a search must find; anything else means the task is not what it seems. */
 function only(items, what) {
   if (items.length !== 1)
-    throw new Error(`expected one ${what}, found ${items.map((i) => `#${i.number}`).join(", ") || "none"}`);
+    throw new Error(
+      `expected one ${what}, found ${items.map((i) => `#${i.number}`).join(", ") || "none"}`,
+    );
   return items[0];
 }
 
@@ -117,7 +126,8 @@ const SOLUTIONS = {
   "changes-requested": async (f) => {
     for (const pull of await f.pulls("all")) {
       const review = (await f.pull(pull.number)).reviews.find((r) => r.state === "REQUEST_CHANGES");
-      if (review) return `Pull request #${pull.number}: ${review.author} requested changes: "${review.body}"`;
+      if (review)
+        return `Pull request #${pull.number}: ${review.author} requested changes: "${review.body}"`;
     }
     throw new Error("no review requests changes");
   },
