@@ -203,7 +203,11 @@ export async function forgeDocuments(
       if (grader.kind !== "forge-state") continue;
       if (grader.changes !== undefined) {
         const applied = applyIntendedChanges(seed, grader.changes, userOf(manifest), [
-          `${field}.changes`,
+          "tasks",
+          index,
+          "graders",
+          g,
+          "changes",
         ]);
         const assignees = assigneeProblems(
           grader.changes,
