@@ -12,45 +12,13 @@ import {
   runManifest,
   type TempExperiment,
 } from "../support/experiment.js";
-import { DUPLICATE_CHANGES, FORGE_HARNESS, SMALL_SEED } from "../support/forge.js";
-
-/** Solves both tasks through the forge MCP tools (`tools.call`). */
-const MCP_AGENT = `export default async function ({ tools, forge, trial }) {
-  const call = async (tool, args) => {
-    const r = await tools.call("mcp__forge__" + tool, args);
-    if (!r.ok) throw new Error(tool + ": " + (r.reason ?? r.error));
-    return r.result;
-  };
-  if (trial.task === "count-open") {
-    const open = await call("list_issues", { state: "open" });
-    return "There are " + open.total + " open issues.";
-  }
-  await call("add_comment", { number: 2, body: "Duplicate of #1" });
-  await call("add_labels", { number: 2, labels: ["duplicate"] });
-  await call("close", { number: 2 });
-  return "closed #2 as a duplicate of #1 (" + forge.owner + "/" + forge.repo + ")";
-}
-`;
-
-/** Solves both tasks with curl through the gateway, as a shell-using agent would. */
-const CLI_AGENT = `export default async function ({ tools, forge, trial }) {
-  const api = forge.commandUrl + "/api/v1/repos/" + forge.owner + "/" + forge.repo;
-  const run = async (command) => {
-    const r = await tools.bash(command);
-    if (!r.ok) throw new Error(command + ": " + (r.reason ?? r.error));
-    if (r.exitCode !== 0) throw new Error(command + " exited " + r.exitCode + ": " + r.stderr);
-    return r.stdout;
-  };
-  if (trial.task === "count-open") {
-    const open = JSON.parse(await run("curl -sS '" + api + "/issues?state=open&type=issues'"));
-    return "There are " + open.length + " open issues.";
-  }
-  await run("curl -sS -f -X POST -H 'Content-Type: application/json' -d '{\\"body\\":\\"Duplicate of #1\\"}' " + api + "/issues/2/comments");
-  await run("curl -sS -f -X POST -H 'Content-Type: application/json' -d '{\\"labels\\":[\\"duplicate\\"]}' " + api + "/issues/2/labels");
-  await run("curl -sS -f -X PATCH -H 'Content-Type: application/json' -d '{\\"state\\":\\"closed\\"}' " + api + "/issues/2");
-  return "closed #2";
-}
-`;
+import {
+  CLI_AGENT,
+  DUPLICATE_CHANGES,
+  FORGE_HARNESS,
+  MCP_AGENT,
+  SMALL_SEED,
+} from "../support/forge.js";
 
 /** A cli agent that tries every way out of its repository, then does the task. */
 const CLI_ATTACKER = `export default async function ({ tools, forge, trial }) {
