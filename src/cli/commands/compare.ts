@@ -35,6 +35,7 @@ interface RunOptions {
   maxCostUsd?: number;
   maxTokens?: number;
   calibrate?: boolean;
+  keepForgeRepos?: boolean;
 }
 
 interface PlanOptions {
@@ -95,6 +96,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .option(
       "--calibrate",
       "A/A run: compare the baseline with a copy of itself and report how often the policy claims a difference on this setup's noise",
+    )
+    .option(
+      "--keep-forge-repos",
+      'live mode (forge kind "gitea"): keep each trial\'s throwaway repository instead of deleting it',
     )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
@@ -281,6 +286,8 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.stopEarly ? { stopEarly: true } : {}),
       ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
+      ...(io.env === undefined ? {} : { env: io.env }),
       ...(budgetOf(options) === undefined ? {} : { budget: budgetOf(options) }),
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
