@@ -1,7 +1,7 @@
 // Forge tasks through `compare run` with scripted agents: a fresh local forge per trial, the agent
 // reaching it by MCP or by curl through the gateway (in the sandbox), the state captured and
 // graded, the evidence in the trial folder, regrade from the recorded state.
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { regradeRun } from "../../src/compare/index.js";
@@ -188,6 +188,21 @@ describe("forge tasks through compare run (scripted agents, local forge)", () =>
     const regraded = await regradeRun(exp.outDir, { tempParent: exp.trialsDir });
     expect(regraded.changes).toEqual([]);
     expect(regraded.verdict.trials.every((t) => t.outcome === "passed")).toBe(true);
+  });
+
+  it("refuses to regrade a forge state edited in --out (the record is sealed)", async () => {
+    const path = join(exp.outDir, "mcp", "close-duplicate", "trial-001", "forge-after.json");
+    const original = await readFile(path, "utf8");
+    const forged = JSON.parse(original) as RepoState;
+    forged.issues = forged.issues?.map((i) => (i.number === 2 ? { ...i, state: "open" } : i));
+    await writeFile(path, JSON.stringify(forged));
+    try {
+      await expect(regradeRun(exp.outDir, { tempParent: exp.trialsDir })).rejects.toThrow(
+        /not the ones this run wrote/,
+      );
+    } finally {
+      await writeFile(path, original);
+    }
   });
 });
 
