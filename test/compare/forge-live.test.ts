@@ -13,8 +13,8 @@ import {
 } from "../support/experiment.js";
 import {
   CLI_AGENT,
-  DUPLICATE_CHANGES,
   FORGE_HARNESS,
+  forgeManifest,
   MCP_AGENT,
   SMALL_SEED,
 } from "../support/forge.js";
@@ -23,28 +23,13 @@ let gitea: RunningForge;
 let exp: TempExperiment;
 
 function liveManifest(forge: Record<string, unknown>) {
-  return {
-    schemaVersion: "harness-compare.v2",
-    harness: "./compare.harness",
-    tasks: [
-      {
-        id: "close-duplicate",
-        fixture: "./fixture",
-        prompt: "./prompt.md",
-        forge: { seed: "./seed.json" },
-        graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
-      },
-    ],
+  return forgeManifest({
     variants: [
       { id: "mcp", composition: "by-mcp", agent: "./agents/mcp.mjs" },
       { id: "cli", composition: "by-cli", agent: "./agents/cli.mjs" },
     ],
-    baseline: "mcp",
-    runtime: { host: "scripted", timeoutMs: 60000, validationCommands: [] },
-    forge,
-    trials: { count: 1, seed: 5, order: "sequential" },
-    verdict: { policy: "paired-v1", alpha: 0.5, minTrials: 1 },
-  };
+    top: { forge },
+  });
 }
 
 const live = () => ({

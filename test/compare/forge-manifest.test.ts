@@ -7,35 +7,27 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/cli/index.js";
 import { loadHarnessCatalog, loadManifest } from "../../src/compare/index.js";
 import { makeExperiment, type TempExperiment } from "../support/experiment.js";
-import { DUPLICATE_CHANGES, FORGE_HARNESS, SMALL_SEED } from "../support/forge.js";
+import {
+  DUPLICATE_CHANGES,
+  FORGE_HARNESS,
+  forgeManifest,
+  forgeTask,
+  SMALL_SEED,
+} from "../support/forge.js";
 
 let exp: TempExperiment;
 
 function manifest(
   overrides: { task?: Record<string, unknown>; top?: Record<string, unknown> } = {},
 ) {
-  return {
-    schemaVersion: "harness-compare.v2",
-    harness: "./compare.harness",
-    tasks: [
-      {
-        id: "close-duplicate",
-        fixture: "./fixture",
-        prompt: "./prompt.md",
-        forge: { seed: "./seed.json" },
-        graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
-        ...overrides.task,
-      },
-    ],
+  return forgeManifest({
+    tasks: [forgeTask(overrides.task)],
     variants: [
       { id: "mcp", composition: "by-mcp", agent: "nop" },
       { id: "cli", composition: "by-cli", agent: "nop" },
     ],
-    baseline: "mcp",
-    runtime: { host: "scripted", timeoutMs: 10000, validationCommands: [] },
-    trials: { count: 1, seed: 1 },
-    ...overrides.top,
-  };
+    ...(overrides.top === undefined ? {} : { top: overrides.top }),
+  }) as Record<string, unknown> & { variants: Array<Record<string, unknown>> };
 }
 
 beforeEach(async () => {

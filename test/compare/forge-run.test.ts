@@ -14,8 +14,9 @@ import {
 } from "../support/experiment.js";
 import {
   CLI_AGENT,
-  DUPLICATE_CHANGES,
   FORGE_HARNESS,
+  forgeManifest,
+  forgeTask,
   MCP_AGENT,
   SMALL_SEED,
 } from "../support/forge.js";
@@ -40,51 +41,35 @@ const CLI_ATTACKER = `export default async function ({ tools, forge, trial }) {
 }
 `;
 
-function forgeManifest(variants: unknown[]): Record<string, unknown> {
-  return {
-    schemaVersion: "harness-compare.v2",
-    harness: "./compare.harness",
+function manifest(variants: Array<Record<string, unknown>>): Record<string, unknown> {
+  return forgeManifest({
     tasks: [
-      {
-        id: "close-duplicate",
-        tier: "single-mutation",
-        fixture: "./fixture",
-        prompt: "./prompt.md",
-        forge: { seed: "./seed.json", repo: "acme/widgets" },
-        graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
-      },
-      {
+      forgeTask({ tier: "single-mutation", forge: { seed: "./seed.json", repo: "acme/widgets" } }),
+      forgeTask({
         id: "count-open",
         tier: "read",
-        fixture: "./fixture",
-        prompt: "./prompt.md",
-        forge: { seed: "./seed.json", repo: "acme/widgets" },
         graders: [
           {
             kind: "read-facts",
             facts: [{ description: "two open issues", anyOf: ["2 open issues"] }],
           },
         ],
-      },
+      }),
     ],
     variants,
-    baseline: "mcp",
-    runtime: { host: "scripted", timeoutMs: 60000, validationCommands: [] },
-    trials: { count: 1, seed: 3, order: "sequential" },
-    verdict: { policy: "paired-v1", alpha: 0.5, minTrials: 1 },
-    concurrency: 2,
-  };
+    top: { concurrency: 2 },
+  });
 }
 
 let exp: TempExperiment;
 
-async function forgeExperiment(variants: unknown[]): Promise<TempExperiment> {
+async function forgeExperiment(variants: Array<Record<string, unknown>>): Promise<TempExperiment> {
   const made = await makeExperiment({
     harness: FORGE_HARNESS,
     fixture: { "README.md": "# widgets\n" },
     prompt: "Close issue #2 as a duplicate of #1.\n",
     agents: { "mcp.mjs": MCP_AGENT, "cli.mjs": CLI_AGENT, "attacker.mjs": CLI_ATTACKER },
-    manifest: forgeManifest(variants),
+    manifest: manifest(variants),
   });
   await made.writeManifest(SMALL_SEED, "seed.json");
   return made;

@@ -14,7 +14,12 @@ import {
   startAnthropicLoopback,
 } from "../../src/exec/loopback/index.js";
 import type { RepoState } from "../../src/scoring/index.js";
-import { claudeCodeBinary, IN_CI, realClientAvailable } from "../support/anthropic-real-clients.js";
+import {
+  claudeCodeBinary,
+  claudeCodeRuntime,
+  IN_CI,
+  realClientAvailable,
+} from "../support/anthropic-real-clients.js";
 import { DUPLICATE_CHANGES, FORGE_HARNESS, SMALL_SEED } from "../support/forge.js";
 
 const FAKE_KEY = "sk-ant-loopback-fake-key-forge-0123456789";
@@ -94,18 +99,7 @@ function manifest(task: Record<string, unknown>) {
       { id: "mcp-again", composition: "claude-mcp-again" },
     ],
     baseline: "mcp",
-    runtime: {
-      host: "claude-code",
-      model: "claude-sonnet-4-5",
-      tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
-      allowedTools: [],
-      disallowedTools: ["WebFetch", "WebSearch", "Task"],
-      permissionMode: "default",
-      maxTurns: 10,
-      timeoutMs: 60000,
-      network: "deny",
-      validationCommands: [],
-    },
+    runtime: claudeCodeRuntime({ timeoutMs: 60000 }),
     trials: { count: 1, seed: 1, order: "sequential" },
     verdict: { policy: "heuristic-v1" },
     concurrency: 1,

@@ -101,3 +101,37 @@ export const CLI_AGENT = `export default async function ({ tools, forge, trial }
   return "closed #2";
 }
 `;
+
+/** A forge task of the small experiment: `close-duplicate` on the seed in `./seed.json`. */
+export function forgeTask(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: "close-duplicate",
+    fixture: "./fixture",
+    prompt: "./prompt.md",
+    forge: { seed: "./seed.json" },
+    graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
+    ...overrides,
+  };
+}
+
+/**
+ * A scripted forge experiment (compositions of FORGE_HARNESS as `./compare.harness`): the given
+ * tasks and variants, the first variant the baseline, one trial each in order, deciding at 0.5.
+ */
+export function forgeManifest(options: {
+  tasks?: unknown[];
+  variants: Array<Record<string, unknown>>;
+  top?: Record<string, unknown>;
+}): Record<string, unknown> {
+  return {
+    schemaVersion: "harness-compare.v2",
+    harness: "./compare.harness",
+    tasks: options.tasks ?? [forgeTask()],
+    variants: options.variants,
+    baseline: options.variants[0]?.id,
+    runtime: { host: "scripted", timeoutMs: 60000, validationCommands: [] },
+    trials: { count: 1, seed: 3, order: "sequential" },
+    verdict: { policy: "paired-v1", alpha: 0.5, minTrials: 1 },
+    ...options.top,
+  };
+}
