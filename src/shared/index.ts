@@ -30,6 +30,7 @@ export {
   formatProblems,
   type InputProblem,
   InvalidInputError,
+  problemCount,
   problemsFromZod,
   type Validated,
   validateWith,
