@@ -57,7 +57,7 @@ export const FULL_FIX = ${JSON.stringify(FULL_FIX)};
 /** Replaces the line that builds the slug with \`line\`, whatever state the file is in. */
 export async function writeFix(tools, line) {
   const read = await tools.read(SOURCE);
-  if (!read.ok) throw new Error(\`cannot read \${SOURCE}: \${read.reason ?? read.error}\`);
+  if (!read.ok) throw new Error(\`cannot read \${SOURCE}: \${read.denied ? read.reason : read.error}\`);
   const current = [BUGGY, PARTIAL_FIX, FULL_FIX].find((candidate) => read.content.includes(candidate));
   if (current === undefined) throw new Error("the slug line is not where it was expected");
   if (current !== line) await tools.edit(SOURCE, current, line);
