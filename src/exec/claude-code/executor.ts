@@ -137,6 +137,9 @@ export class ClaudeCodeExecutor implements Executor {
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
         timeoutMs: input.timeoutMs,
+        // Claude Code runs the agent's commands itself; in its own sandbox they could take over
+        // its process and forge the result it reports (see containHost).
+        commandShell: { readOnly: [home], writable: [tmpDir] },
       });
     } catch (error) {
       return builder.finish("infra_error", {
@@ -146,13 +149,17 @@ export class ClaudeCodeExecutor implements Executor {
     }
     const runEnv =
       host.proxy !== null && endpoint.ok
-        ? endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER)
+        ? {
+            ...endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER),
+            ...(host.commandShell === null ? {} : { CLAUDE_CODE_SHELL_PREFIX: host.commandShell }),
+          }
         : env;
     if (host.proxy !== null)
       builder.event("harness.contained", {
         sandbox: input.sandbox.description,
         endpoint: endpoint.ok ? endpoint.upstream : null,
         viaEndpointProxy: true,
+        commandsInOwnSandbox: host.commandShell !== null,
       });
 
     const deadline = runDeadline(input);
