@@ -23,7 +23,7 @@ import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { attackModule, REPORT_MARK } from "../fixtures/attacks.js";
 import { claudeCodeBinary, IN_CI, realClientAvailable } from "../support/anthropic-real-clients.js";
-import { testSandbox } from "../support/sandbox.js";
+import { pidsWorkingIn, testSandbox } from "../support/sandbox.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "fix-the-bug");
 const FAKE_KEY = "sk-ant-loopback-fake-key-0123456789";
@@ -242,6 +242,9 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
         task: "t",
       });
       expect(receipt.status).toBe("completed");
+      // Claude Code's sandbox, and every process in it, is gone by the time the executor returns:
+      // nothing of the session may touch the trial while it is captured.
+      expect(pidsWorkingIn([root, await realpath(root)])).toEqual([]);
       // What `npm test` printed came back to the model as the Bash tool's result.
       const output = server.requests.flatMap((r) => r.toolResults.map((t) => t.text)).join("\n");
       const line = output.split("\n").find((l) => l.includes(REPORT_MARK));
