@@ -4,6 +4,7 @@ import { InvalidInputError } from "../shared/index.js";
 import { registerCompareCommands } from "./commands/compare.js";
 import { registerCompileCommands } from "./commands/compile.js";
 import { registerForgeCommands } from "./commands/forge.js";
+import { registerInitCommand } from "./commands/init.js";
 import { registerReportCommand } from "./commands/report.js";
 import { registerScoreCommand } from "./commands/score.js";
 import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io.js";
@@ -35,6 +36,7 @@ export function buildProgram(io: CliIO, setExit: SetExitCode): Command {
   registerScoreCommand(program, io, setExit);
   registerReportCommand(program, io, setExit);
   registerForgeCommands(program, io, setExit);
+  registerInitCommand(program, io, setExit);
   for (const command of program.commands) applyCommonBehaviour(command, io);
   return program;
 }
@@ -47,8 +49,8 @@ function applyCommonBehaviour(command: Command, io: CliIO): void {
   for (const sub of command.commands) applyCommonBehaviour(sub, io);
 }
 
-/** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
-/** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
+/** `compare`'s subcommands, which a newcomer may type without it (`harness run …`). */
+const COMPARE_SUBCOMMANDS = ["run", "validate", "regrade", "plan"];
 
 /** Runs the CLI in-process and returns the exit code (0 ok, 1 negative result, 2 usage/invalid input). */
 export async function runCli(argv: readonly string[], io: CliIO = processIO()): Promise<number> {
@@ -69,6 +71,12 @@ export async function runCli(argv: readonly string[], io: CliIO = processIO()): 
     if (wantsJson && !stdoutWritten) io.stdout(jsonErrorDocument(code, message, error));
     return code;
   };
+  const first = argv[0];
+  if (first !== undefined && COMPARE_SUBCOMMANDS.includes(first)) {
+    const message = `unknown command '${first}': did you mean \`harness compare ${first}\`?`;
+    io.stderr(`harness: ${message}\n`);
+    return fail(EXIT.usage, message);
+  }
   try {
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;

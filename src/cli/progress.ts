@@ -23,6 +23,21 @@ export function progressLine(p: RunProgress): string {
   return parts.join(" · ");
 }
 
+/** The first line of a text, clipped: what a console line can show of an error. */
+export function firstLine(text: string, max = 200): string {
+  const line = text.split(/\r?\n/, 1)[0] ?? "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * A line for a trial whose agent itself failed (it threw, or its host reported an error): such a
+ * trial is a failed trial, not an infrastructure error, and would otherwise pass unnoticed.
+ */
+function agentFailureLine(trial: NonNullable<RunProgress["last"]>): string | null {
+  if (trial.receiptStatus !== "agent_error") return null;
+  return `  ${trial.variant}/${trial.task} #${trial.trial}: agent error: ${firstLine(trial.explanation.replace(/^the agent failed with an error: /, ""))}`;
+}
+
 /**
  * A live progress line on stderr: redrawn in place on a terminal, one line per finished trial
  * otherwise (logs and CI keep every step).
@@ -34,6 +49,11 @@ export function createProgressReporter(io: CliIO): {
   let drawn = false;
   return {
     update(p) {
+      const failure = p.last ? agentFailureLine(p.last) : null;
+      if (failure !== null) {
+        // Above the progress line, which is then drawn again below it.
+        io.stderr(`${io.isStderrTTY ? "\r\x1b[2K" : ""}${failure}\n`);
+      }
       const line = progressLine(p);
       if (io.isStderrTTY) {
         io.stderr(`\r\x1b[2K${line}`);

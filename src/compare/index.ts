@@ -25,7 +25,21 @@ export {
   pastCostPerTrial,
   planExperiment,
 } from "./planning.js";
+export {
+  type PreflightFailure,
+  type PreflightOptions,
+  type Prepared,
+  preflight,
+} from "./preflight.js";
 export { mulberry32, shuffleInPlace } from "./prng.js";
+export {
+  createRunKey,
+  defaultStateDir,
+  loadRunKey,
+  type RunKey,
+  STATE_DIR_VARIABLE,
+  verifyRecord,
+} from "./record-seal.js";
 export {
   type RegradeContract,
   type RegradeOptions,

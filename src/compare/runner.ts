@@ -17,7 +17,7 @@ import {
 } from "../exec/index.js";
 import { canonicalJson, sha256Hex } from "../ir/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
-import { type InputProblem, runPool, writeFileAtomic } from "../shared/index.js";
+import { runPool, writeFileAtomic } from "../shared/index.js";
 import type { StoppingDecision } from "../stats/index.js";
 import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
@@ -33,14 +33,11 @@ import {
   VALIDATION_VERSION,
   type VerdictDocument,
 } from "./artifacts-contract.js";
-import { assembleExperiment } from "./assemble.js";
 import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
-import { chooseSandbox } from "./containment.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
-import { type PreparedGrader, prepareGraders } from "./graders.js";
-import { checkOutDir } from "./manifest/index.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
+import { prepareOrThrow } from "./preflight.js";
 import {
   createRunKey,
   defaultStateDir,
@@ -139,6 +136,11 @@ export interface RunExperimentOptions {
   stateDir?: string;
   /** Live mode: keep each trial's throwaway repository instead of deleting it (--keep-forge-repos). */
   keepForgeRepos?: boolean;
+  /**
+   * Check before the first trial that the runtime host can start here (its SDK installed,
+   * credentials set, a configured endpoint answering), and stop with what to do if not.
+   */
+  checkHost?: boolean;
 }
 
 export interface RunExperimentResult {
@@ -197,49 +199,16 @@ async function runHoldingLock(
   const started = performance.now();
   const outDir = resolve(options.outDir);
 
-  const outProblems = await checkOutDir(outDir, experiment, {
-    allowNonEmpty: options.resume === true,
-  });
-  if (outProblems.length > 0)
-    throw new ExperimentInputError(
-      experiment.manifestPath,
-      outProblems,
-      "cannot write the run here",
-    );
-
-  const assembled = await assembleExperiment(experiment);
-  if (!assembled.ok)
-    throw new ExperimentInputError(
-      experiment.manifestPath,
-      assembled.problems,
-      "cannot assemble the variants",
-    );
-
-  const graders = new Map<string, PreparedGrader[]>();
-  const graderProblems: InputProblem[] = [];
-  for (const task of experiment.tasks) {
-    try {
-      graders.set(task.id, await prepareGraders(task));
-    } catch (error) {
-      graderProblems.push({
-        path: `${task.manifestField}.graders`,
-        message: (error as Error).message,
-      });
-    }
-  }
-  if (graderProblems.length > 0)
-    throw new ExperimentInputError(
-      experiment.manifestPath,
-      graderProblems,
-      "cannot prepare the graders",
-    );
-
-  const containment = await chooseSandbox(experiment, {
+  const prepared = await prepareOrThrow(experiment, {
+    outDir,
+    ...(options.resume ? { resume: true } : {}),
     ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
-    hidden: [outDir, ...experiment.tasks.map((task) => task.fixtureDir), experiment.manifestDir],
-    manifestPath: experiment.manifestPath,
+    ...(options.checkHost ? { checkHost: true } : {}),
+    ...(options.env ? { env: options.env } : {}),
   });
+  const { graders, containment } = prepared;
+  const assembled = { harnessHash: prepared.harnessHash, variants: prepared.variants };
   const before = await snapshotFixtures(experiment);
   const jobs = planTrials(experiment);
   const agentHashes = await hashAgents(experiment);

@@ -98,6 +98,20 @@ function toolUseCounts(calls: readonly ToolUse[]): ToolUseCounts {
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
 
+/**
+ * The most bytes of added or changed files a trial's patch may carry. A binary patch grows by
+ * about a quarter, and the patch must fit in one string (512 MiB in V8) to be captured at all.
+ */
+export const MAX_CHANGED_BYTES = 256 * 1024 * 1024;
+
+/** Bytes of the files at `paths` in a snapshot (links and directories count nothing). */
+function bytesOf(snapshot: TreeSnapshot, paths: readonly string[]): number {
+  const wanted = new Set(paths);
+  let total = 0;
+  for (const entry of snapshot.files) if (wanted.has(entry.path)) total += entry.bytes;
+  return total;
+}
+
 function agentArgument(agent: AgentSpec | undefined): string | undefined {
   if (agent === undefined) return undefined;
   switch (agent.kind) {
@@ -352,7 +366,17 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       // counted, whatever git says.
       const drift = diffSnapshots(context.fixtureSnapshot, after);
       const unpatchable = unpatchableEntries(after);
-      if (unpatchable.length > 0) {
+      const changedBytes = bytesOf(after, [...drift.added, ...drift.modified]);
+      if (unpatchable.length === 0 && changedBytes > MAX_CHANGED_BYTES) {
+        changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
+        if (gradable())
+          evidence.grades = [
+            integrityGrade(
+              "patchable",
+              `the trial added or changed ${changedBytes} bytes of files; a patch carries at most ${MAX_CHANGED_BYTES}`,
+            ),
+          ];
+      } else if (unpatchable.length > 0) {
         changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
         if (gradable())
           evidence.grades = [
@@ -387,21 +411,22 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
         patchRedacted = scrubbed.redacted;
       }
     } catch (error) {
-      // Only the trial touches its repository between the baseline and now: a .git it deleted
-      // or replaced is its own failure, not the environment's.
-      if (isWorkspaceError(error) && error.causedByTrial) {
-        if (gradable())
-          evidence.grades = [
-            integrityGrade(
-              "repository-intact",
-              `the trial damaged its repository: ${error.message}`,
-            ),
-          ];
-      } else
-        evidence.harnessFailure = {
-          reason: workspaceReason(error, "patch_capture_failed"),
-          message: errorText(error),
-        };
+      // Between the baseline and now only the trial has touched its workspace: whatever keeps
+      // the harness from listing or capturing it (a .git deleted or replaced, a name git
+      // refuses, one that is not UTF-8, a tree deeper than a path can name, millions of files)
+      // is the trial's failure, never an infrastructure error it could have retried.
+      if (gradable())
+        evidence.grades = [
+          isWorkspaceError(error) && error.code === "patch-failed" && error.causedByTrial
+            ? integrityGrade(
+                "repository-intact",
+                `the trial damaged its repository: ${error.message}`,
+              )
+            : integrityGrade(
+                "patchable",
+                `the harness cannot list or capture what the trial left: ${errorText(error)}`,
+              ),
+        ];
     }
   }
 

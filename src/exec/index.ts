@@ -28,6 +28,7 @@ export {
   type PiSession,
 } from "./pi/index.js";
 export * from "./qoder/index.js";
+export { type HostProblem, hostReadiness } from "./readiness.js";
 export {
   INFRA_REASONS,
   type InfraReason,

@@ -490,5 +490,35 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     ...notes.filter((n): n is string => n !== null).map((n) => `note: ${n}`),
     `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
     ...(rejected === null ? [] : [`warning: ${rejected}`]),
+    ...infrastructureCauses(verdict),
   ].join("\n");
+}
+
+/**
+ * The most frequent causes of the run's infrastructure errors, each with its count and the first
+ * line of one explanation, so the console says what broke (a missing login, a grader that cannot
+ * start) instead of only how many trials it cost.
+ */
+function infrastructureCauses(verdict: VerdictDocument, top = 3): string[] {
+  const byReason = new Map<string, { count: number; example: string }>();
+  for (const trial of verdict.trials) {
+    if (trial.outcome !== "infrastructure_error") continue;
+    const reason = trial.infraReason ?? "unknown";
+    const seen = byReason.get(reason);
+    if (seen) seen.count += 1;
+    else
+      byReason.set(reason, {
+        count: 1,
+        example: (trial.explanation.split(/\r?\n/, 1)[0] ?? "")
+          .replace(`${reason}: `, "")
+          .slice(0, 200),
+      });
+  }
+  if (byReason.size === 0) return [];
+  const ranked = [...byReason].sort((a, b) => b[1].count - a[1].count || (a[0] < b[0] ? -1 : 1));
+  const shown = ranked
+    .slice(0, top)
+    .map(([reason, { count, example }]) => `${count} × ${reason} (${example})`);
+  const more = ranked.length > top ? `; ${ranked.length - top} more cause(s) in verdict.md` : "";
+  return [`infrastructure errors: ${shown.join("; ")}${more}`];
 }

@@ -2,6 +2,13 @@
 // regrade, and the real hosts' own processes. See docs/policy.md for the threat model.
 export { SANDBOX_HOME, SANDBOX_TMP } from "./bwrap-args.js";
 export {
+  type CommandRelay,
+  type RelayedCommand,
+  type RelayedResult,
+  SANDBOX_COMMAND_SOCKET,
+  startCommandRelay,
+} from "./command-relay.js";
+export {
   ENDPOINT_FORWARDER_SOURCE,
   type EndpointProxy,
   type EndpointProxyOptions,

@@ -24,12 +24,13 @@ export {
   readRegularFile,
   writeRegularFile,
 } from "./regular-file.js";
-export { escapeRegExp, replaceLongestFirst } from "./text.js";
+export { escapeRegExp, replaceLongestFirst, shellQuote } from "./text.js";
 export {
   formatJsonPath,
   formatProblems,
   type InputProblem,
   InvalidInputError,
+  problemCount,
   problemsFromZod,
   type Validated,
   validateWith,

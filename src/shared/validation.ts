@@ -84,9 +84,16 @@ export function formatProblems(problems: readonly InputProblem[], limit = 20): s
 }
 
 /** Thrown at a stage boundary when a document (file) is invalid; carries every problem found. */
+/** "1 problem", "3 problems": the one way every command counts what it found. */
+export function problemCount(count: number): string {
+  return `${count} problem${count === 1 ? "" : "s"}`;
+}
+
 export class InvalidInputError extends Error {
   readonly source: string;
   readonly problems: InputProblem[];
+  /** What the problems add up to (`cannot assemble the variants`). */
+  readonly headline: string;
   constructor(source: string, problems: InputProblem[], what = "invalid input") {
     // A whole-file problem that only repeats the headline (`x.json: file not found`) is not listed again.
     const listed = problems.filter((p) => !(p.path === WHOLE_FILE && p.message === what));
@@ -96,5 +103,6 @@ export class InvalidInputError extends Error {
     this.name = "InvalidInputError";
     this.source = source;
     this.problems = problems;
+    this.headline = what;
   }
 }

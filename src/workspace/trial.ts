@@ -1,5 +1,7 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
+  access,
   chmod,
   constants,
   copyFile,
@@ -12,6 +14,7 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { treeDifferences } from "./diff.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
@@ -20,6 +23,8 @@ import { snapshotTree } from "./snapshot.js";
 import type { CreateTrialWorkspaceOptions, TreeSnapshot, TrialWorkspace } from "./types.js";
 import { WorkspaceError } from "./types.js";
 import { walkTree } from "./walk.js";
+
+const execFileAsync = promisify(execFile);
 
 const COPY_CONCURRENCY = 16;
 
@@ -74,6 +79,19 @@ async function removeTree(dir: string): Promise<void> {
   }
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    return;
+  } catch {
+    // A tree deeper than PATH_MAX (a trial can make one) defeats path-based removal; GNU rm
+    // walks it by directory handles.
+  }
+  try {
+    await execFileAsync("rm", ["-rf", "--one-file-system", "--", dir], { timeout: 600_000 });
+    await access(dir).then(
+      () => {
+        throw new Error("it is still there after rm -rf");
+      },
+      () => {},
+    );
   } catch (error) {
     throw new WorkspaceError(
       "cleanup-failed",

@@ -415,6 +415,7 @@ describe("every diagnostic code", () => {
       ["unclosed-block.harness"],
       ["structure-errors.harness"],
       ["inheritance-errors.harness"],
+      ["deep-extends.harness"],
       ["duplicates.harness"],
       ["warnings.harness"],
       ["cross-file-a.harness", "cross-file-b.harness"],

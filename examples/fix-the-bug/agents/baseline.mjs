@@ -19,7 +19,7 @@ export default async function baselineAgent({ tools, trial }) {
       if (trial.index % 5 === 4) await applyFix(tools, PARTIAL_FIX);
       return write.ok
         ? "Updated the test to match the implementation."
-        : `Tried to update the outdated test (${write.reason}); left the code as it was.`;
+        : `Tried to update the outdated test (${write.denied ? write.reason : write.error}); left the code as it was.`;
     }
     default: {
       await applyFix(tools, PARTIAL_FIX);

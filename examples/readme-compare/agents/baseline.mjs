@@ -59,5 +59,5 @@ export default async function baselineAgent({ tools, trial }) {
   const write = await tools.write("README.md", sections.join("\n"));
   return write.ok
     ? "Wrote README.md documenting installation, usage and the API."
-    : `could not write README.md: ${write.reason}`;
+    : `could not write README.md: ${write.denied ? write.reason : write.error}`;
 }

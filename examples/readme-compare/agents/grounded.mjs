@@ -14,7 +14,7 @@ export default async function groundedAgent({ tools }) {
   await tools.glob("test/**/*.js");
 
   const write = await tools.write("README.md", GROUNDED);
-  if (!write.ok) return `could not write README.md: ${write.reason ?? write.error}`;
+  if (!write.ok) return `could not write README.md: ${write.denied ? write.reason : write.error}`;
   const tests = await tools.bash("npm test");
   const example = await tools.bash("npm run example");
   return [

@@ -10,6 +10,7 @@ import {
   loadManifest,
   pastCostPerTrial,
   planExperiment,
+  preflight,
   regradeRun,
   runExperiment,
   type VerdictDocument,
@@ -17,7 +18,7 @@ import {
 } from "../../compare/index.js";
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
-import { InvalidInputError, killRunningCommands } from "../../shared/index.js";
+import { InvalidInputError, killRunningCommands, problemCount } from "../../shared/index.js";
 import { type CliIO, EXIT, jsonErrorDocument, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 import { positiveInt, positiveNumber, proportion, wholeNumber } from "../options.js";
@@ -148,13 +149,33 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .argument("<manifest>", "a harness-compare.v1 or .v2 manifest (JSON)")
     .option("--trials <n>", "check a --trials override too", positiveInt("--trials", 100))
     .option("--out <dir>", "check an --out directory too")
+    .option(
+      "--unsafe-no-sandbox",
+      "check as `compare run --unsafe-no-sandbox` would (no OS sandbox needed)",
+    )
     .option("--json", "print the result as JSON on stdout")
     .action(
-      async (manifest: string, options: { trials?: number; out?: string; json?: boolean }) => {
+      async (
+        manifest: string,
+        options: { trials?: number; out?: string; unsafeNoSandbox?: boolean; json?: boolean },
+      ) => {
         const result = await validateManifestForCli(resolve(io.cwd, manifest), {
           ...(options.trials === undefined ? {} : { trialsOverride: options.trials }),
           ...(options.out === undefined ? {} : { out: resolve(io.cwd, options.out) }),
           loadCatalog: loadHarnessCatalog,
+          // The checks `compare run` makes before its first trial, each reported.
+          beforeTrials: async (experiment) =>
+            (
+              await preflight(
+                experiment,
+                {
+                  checkHost: true,
+                  env: io.env ?? process.env,
+                  ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+                },
+                false,
+              )
+            ).failures.flatMap((failure) => failure.problems),
         });
         if (options.json) io.stdout(`${JSON.stringify(result.json, null, 2)}\n`);
         else (result.ok ? io.stdout : io.stderr)(`${result.text.trimEnd()}\n`);
@@ -249,11 +270,7 @@ async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: n
     loadCatalog: loadHarnessCatalog,
   });
   if (!loaded.ok)
-    throw new InvalidInputError(
-      manifestArg,
-      loaded.problems,
-      `${loaded.problems.length} problem(s)`,
-    );
+    throw new InvalidInputError(manifestArg, loaded.problems, problemCount(loaded.problems.length));
   return loaded;
 }
 
@@ -289,6 +306,9 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
       ...(io.env === undefined ? {} : { env: io.env }),
       ...(budgetOf(options) === undefined ? {} : { budget: budgetOf(options) }),
+      // The real host must be able to start here before any trial runs (exit 2 otherwise).
+      checkHost: true,
+      env: io.env ?? process.env,
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
       signal: stop.signal,

@@ -1,7 +1,7 @@
 // What `harness compare validate` prints: a short summary of a valid experiment, or every
 // problem with its field path. The CLI command only prints this and sets the exit code.
 import { relative } from "node:path";
-import type { InputProblem } from "../../shared/index.js";
+import { type InputProblem, problemCount } from "../../shared/index.js";
 import type { AgentSpec, Experiment, GraderSpec } from "../experiment.js";
 import { type LoadManifestOptions, loadManifest } from "./load.js";
 import { checkOutDir } from "./out-dir.js";
@@ -11,6 +11,12 @@ export interface ManifestValidationOptions extends LoadManifestOptions {
   out?: string;
   /** With `out`: accept a non-empty directory (`--resume`). */
   allowNonEmptyOut?: boolean;
+  /**
+   * The checks a run makes before its first trial (compositions resolve for the host, graders
+   * load, a sandbox can start, the host is installed and has credentials), for a loaded
+   * manifest: their problems are the manifest's too, so "valid" means "will start".
+   */
+  beforeTrials?: (experiment: Experiment) => Promise<InputProblem[]>;
 }
 
 export interface ManifestValidationReport {
@@ -145,6 +151,8 @@ export async function validateManifestForCli(
         allowNonEmpty: options.allowNonEmptyOut === true,
       })),
     );
+  if (loaded.ok && options.beforeTrials !== undefined)
+    problems.push(...(await options.beforeTrials(loaded.experiment)));
   const ok = loaded.ok && problems.length === 0;
   const warnings = loaded.warnings;
   const lines: string[] = [];
@@ -152,7 +160,7 @@ export async function validateManifestForCli(
     lines.push(`${path}: valid ${loaded.experiment.schemaVersion} manifest`);
     lines.push(...summaryLines(loaded.experiment));
   } else {
-    lines.push(`${path}: ${problems.length} problem${problems.length === 1 ? "" : "s"}`);
+    lines.push(`${path}: ${problemCount(problems.length)}`);
     for (const problem of problems) lines.push(`  ${problem.path}: ${problem.message}`);
   }
   for (const warning of warnings) lines.push(`  warning: ${warning.path}: ${warning.message}`);

@@ -282,6 +282,18 @@ export async function loadManifest(
     root = JSON.parse(text);
   } catch (error) {
     const message = (error as Error).message;
+    // A setup, not an experiment: the commonest first mistake.
+    if (
+      manifestPath.endsWith(".harness") ||
+      /^\s*(component|composition|plugin|binding)\s/m.test(text)
+    )
+      return fail(manifestPath, [
+        {
+          path: FILE,
+          message:
+            'this is a .harness source (an agent setup), not an experiment; pass an experiment manifest (JSON) that names it under "harness" (see docs/manifest.md, or `harness init` for a working one)',
+        },
+      ]);
     return fail(manifestPath, [
       { path: jsonErrorLocation(text), message: `not valid JSON: ${message}` },
     ]);

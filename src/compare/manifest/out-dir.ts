@@ -141,7 +141,9 @@ export async function checkOutDir(
     if (entries.length > 0)
       problems.push({
         path: FIELD,
-        message: `${absolute} is not empty (${entries.length} entr${entries.length === 1 ? "y" : "ies"}); choose an empty or new directory so earlier results are never mixed in or overwritten`,
+        message: entries.includes("manifest.json")
+          ? `${absolute} holds a run already (manifest.json); add --resume to finish or extend that run, or choose an empty or new directory for a new one`
+          : `${absolute} is not empty (${entries.length} entr${entries.length === 1 ? "y" : "ies"}); choose an empty or new directory so earlier results are never mixed in or overwritten`,
       });
   }
   const realOut = await realPathOf(absolute);

@@ -137,7 +137,22 @@ export class ClaudeCodeExecutor implements Executor {
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
         timeoutMs: input.timeoutMs,
-        ...(input.forge?.endpoint.grant ? { grants: [input.forge.endpoint.grant] } : {}),
+        // Claude Code runs the agent's commands itself; in its own sandbox they could take over
+        // its process and forge the result it reports (see containHost). A forge task's `cli`
+        // agent's commands reach the forge's gateway; an `mcp` agent's MCP server is Claude
+        // Code's own endpoint, which its commands do not reach.
+        commandShell: {
+          readOnly: [home],
+          writable: [tmpDir],
+          ...(input.forge?.access === "cli" && input.forge.endpoint.grant
+            ? { grants: [input.forge.endpoint.grant], env: input.forge.env }
+            : input.forge
+              ? { env: input.forge.env }
+              : {}),
+        },
+        ...(input.forge?.access === "mcp" && input.forge.endpoint.grant
+          ? { grants: [input.forge.endpoint.grant] }
+          : {}),
       });
     } catch (error) {
       return builder.finish("infra_error", {
@@ -147,7 +162,10 @@ export class ClaudeCodeExecutor implements Executor {
     }
     const runEnv = {
       ...(host.proxy !== null && endpoint.ok
-        ? endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER)
+        ? {
+            ...endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER),
+            ...(host.commandShell === null ? {} : { CLAUDE_CODE_SHELL_PREFIX: host.commandShell }),
+          }
         : env),
       // A forge task's variables (the repository, and for cli the API's URL): no credential.
       ...input.forge?.env,
@@ -157,6 +175,7 @@ export class ClaudeCodeExecutor implements Executor {
         sandbox: input.sandbox.description,
         endpoint: endpoint.ok ? endpoint.upstream : null,
         viaEndpointProxy: true,
+        commandsInOwnSandbox: host.commandShell !== null,
       });
 
     const deadline = runDeadline(input);

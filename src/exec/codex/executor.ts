@@ -5,6 +5,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { PolicyDecision } from "../../policy/index.js";
+import { shellQuote } from "../../shared/index.js";
 import type { InfraReason, ReceiptStatus, RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
 import { errorMessage, stoppedOutcome } from "../sdk/classify.js";
@@ -728,9 +729,4 @@ export class CodexExecutor implements Executor {
     builder.toolCalls = toolCalls;
     return violations;
   }
-}
-
-/** `'…'` for sh: the text verbatim, a single quote written as '\''. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, "'\\''")}'`;
 }

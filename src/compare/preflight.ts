@@ -1,0 +1,137 @@
+// Every check a run makes before its first trial, in one place: `compare run` stops on the
+// first that fails, and `compare validate` reports them all, so "valid" means "will start".
+import { resolve } from "node:path";
+import { type HostId, hostReadiness } from "../exec/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
+import type { InputProblem } from "../shared/index.js";
+import { type AssembledVariant, assembleExperiment } from "./assemble.js";
+import { type ChosenSandbox, chooseSandbox } from "./containment.js";
+import { ExperimentInputError } from "./errors.js";
+import type { Experiment } from "./experiment.js";
+import { type PreparedGrader, prepareGraders } from "./graders.js";
+import { checkOutDir } from "./manifest/index.js";
+
+export interface PreflightOptions {
+  /** Where the run would write; checked when given. */
+  outDir?: string;
+  /** `--resume`: the output directory may hold the run being continued. */
+  resume?: boolean;
+  unsafeNoSandbox?: boolean;
+  sandbox?: CommandSandbox;
+  /**
+   * Check that the runtime host can start here (SDK installed, credentials, endpoint). The CLI
+   * does; a library caller that passes its own executor decides for itself.
+   */
+  checkHost?: boolean;
+  /** Where the host's credentials are read from (default: the process's environment). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Prepared {
+  harnessHash: string;
+  variants: Map<string, AssembledVariant>;
+  graders: Map<string, PreparedGrader[]>;
+  containment: ChosenSandbox;
+}
+
+/** One group of problems a run would stop on, with its headline. */
+export interface PreflightFailure {
+  headline: string;
+  problems: InputProblem[];
+}
+
+/**
+ * Runs every pre-trial check. `stopAtFirst` (the run) returns as soon as one group fails;
+ * otherwise (validate) every group is checked and all failures are returned.
+ */
+export async function preflight(
+  experiment: Experiment,
+  options: PreflightOptions,
+  stopAtFirst: boolean,
+): Promise<{ prepared?: Prepared; failures: PreflightFailure[] }> {
+  const failures: PreflightFailure[] = [];
+  const failed = (headline: string, problems: InputProblem[]) => {
+    if (problems.length > 0) failures.push({ headline, problems });
+    return stopAtFirst && failures.length > 0;
+  };
+  const outDir = options.outDir === undefined ? undefined : resolve(options.outDir);
+
+  if (outDir !== undefined) {
+    const problems = await checkOutDir(outDir, experiment, {
+      allowNonEmpty: options.resume === true,
+    });
+    if (failed("cannot write the run here", problems)) return { failures };
+  }
+  const assembled = await assembleExperiment(experiment);
+  if (failed("cannot assemble the variants", assembled.ok ? [] : assembled.problems))
+    return { failures };
+
+  const graders = new Map<string, PreparedGrader[]>();
+  const graderProblems: InputProblem[] = [];
+  for (const task of experiment.tasks) {
+    try {
+      graders.set(task.id, await prepareGraders(task));
+    } catch (error) {
+      graderProblems.push({
+        path: `${task.manifestField}.graders`,
+        message: (error as Error).message,
+      });
+    }
+  }
+  if (failed("cannot prepare the graders", graderProblems)) return { failures };
+
+  let containment: ChosenSandbox | undefined;
+  try {
+    containment = await chooseSandbox(experiment, {
+      ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+      hidden: [
+        ...(outDir === undefined ? [] : [outDir]),
+        ...experiment.tasks.map((task) => task.fixtureDir),
+        experiment.manifestDir,
+      ],
+      manifestPath: experiment.manifestPath,
+    });
+  } catch (error) {
+    if (!(error instanceof ExperimentInputError)) throw error;
+    if (failed(error.headline, error.problems)) return { failures };
+  }
+
+  if (options.checkHost) {
+    const problems = await hostReadiness(
+      experiment.runtime.host as HostId,
+      options.env ?? process.env,
+    );
+    if (
+      failed(
+        `the ${experiment.runtime.host} host cannot start here`,
+        problems.map((p) => ({ path: `runtime.host (${p.what})`, message: p.message })),
+      )
+    )
+      return { failures };
+  }
+
+  if (failures.length > 0 || !assembled.ok || containment === undefined) return { failures };
+  return {
+    prepared: {
+      harnessHash: assembled.harnessHash,
+      variants: assembled.variants,
+      graders,
+      containment,
+    },
+    failures,
+  };
+}
+
+/** The run's way: the first failure becomes the run's input error (exit 2, nothing written). */
+export async function prepareOrThrow(
+  experiment: Experiment,
+  options: PreflightOptions,
+): Promise<Prepared> {
+  const { prepared, failures } = await preflight(experiment, options, true);
+  const first = failures[0];
+  if (first !== undefined)
+    throw new ExperimentInputError(experiment.manifestPath, first.problems, first.headline);
+  if (prepared === undefined) throw new Error("preflight: nothing prepared and nothing failed");
+  return prepared;
+}
