@@ -81,7 +81,51 @@ afterAll(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-function manifest(task: Record<string, unknown>) {
+/** Closes #2 with curl through the forge's gateway; the token is never in a command. */
+const API = "http://127.0.0.1:40118/api/v1/repos/acme/widgets";
+const curl = (method: string, path: string, body: string) =>
+  `curl -sS -f -X ${method} -H 'Content-Type: application/json' -d '${body}' ${API}${path}`;
+const CLI_SCRIPT: AnthropicScriptTurn[] = [
+  {
+    content: [
+      {
+        type: "tool_use",
+        name: "Bash",
+        input: { command: curl("POST", "/issues/2/comments", '{"body":"Duplicate of #1"}') },
+      },
+    ],
+  },
+  {
+    content: [
+      {
+        type: "tool_use",
+        name: "Bash",
+        input: { command: curl("POST", "/issues/2/labels", '{"labels":["duplicate"]}') },
+      },
+    ],
+  },
+  {
+    content: [
+      {
+        type: "tool_use",
+        name: "Bash",
+        input: { command: curl("PATCH", "/issues/2", '{"state":"closed"}') },
+      },
+    ],
+  },
+  {
+    content: [
+      {
+        type: "tool_use",
+        name: "Bash",
+        input: { command: "curl -sS -m 5 http://127.0.0.1:40117/v1/models" },
+      },
+    ],
+  },
+  { content: [{ type: "text", text: "Closed #2 as a duplicate of #1." }] },
+];
+
+function manifest(task: Record<string, unknown>, arm: "mcp" | "cli" = "mcp") {
   return {
     schemaVersion: "harness-compare.v2",
     harness: "./forge.harness",
@@ -95,10 +139,10 @@ function manifest(task: Record<string, unknown>) {
     ],
     // Two variants (a comparison needs two) with the same script: both must solve the task.
     variants: [
-      { id: "mcp", composition: "claude-mcp" },
-      { id: "mcp-again", composition: "claude-mcp-again" },
+      { id: arm, composition: `claude-${arm}` },
+      { id: `${arm}-again`, composition: `claude-${arm}-again` },
     ],
-    baseline: "mcp",
+    baseline: arm,
     runtime: claudeCodeRuntime({ timeoutMs: 60000 }),
     trials: { count: 1, seed: 1, order: "sequential" },
     verdict: { policy: "heuristic-v1" },
@@ -110,6 +154,7 @@ async function runClaude(
   name: string,
   task: Record<string, unknown>,
   script: AnthropicScriptTurn[],
+  arm: "mcp" | "cli" = "mcp",
 ) {
   const dir = join(base, name);
   await mkdir(join(dir, "fixture"), { recursive: true });
@@ -117,7 +162,7 @@ async function runClaude(
   await writeFile(join(dir, "prompt.md"), "Work on the forge as asked.\n");
   await writeFile(join(dir, "forge.harness"), FORGE_HARNESS);
   await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
-  await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest(task), null, 2));
+  await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest(task, arm), null, 2));
   const loaded = await loadManifest(join(dir, "experiment.json"), {
     loadCatalog: loadHarnessCatalog,
   });
@@ -209,6 +254,39 @@ describe.skipIf(!run)("the real Claude Code client on forge tasks (offline)", ()
       expect(trace.some((line) => line.includes('"harness.contained"'))).toBe(true);
     }
     expect(verdict.containment?.kind).toBe("bwrap");
+  });
+
+  it("closes the duplicate with curl through the gateway: its commands run in their own sandbox, reaching the forge and nothing else", async () => {
+    const { verdict, outDir, requests } = await runClaude(
+      "cli",
+      { id: "close-duplicate", graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }] },
+      CLI_SCRIPT,
+      "cli",
+    );
+    expect(verdict.trials.map((t) => [t.variant, t.outcome, t.explanation])).toEqual([
+      ["cli", "passed", "all graders passed"],
+      ["cli-again", "passed", "all graders passed"],
+    ]);
+    // No forge tool was offered: this arm reaches the forge with commands only.
+    const offered = requests.find((r) => r.kind === "turn")?.toolNames ?? [];
+    expect(offered.filter((name) => name.startsWith("mcp__"))).toEqual([]);
+    const results = requests.flatMap((r) => r.toolResults);
+    // The relayed command reached the gateway (the comment's JSON came back)…
+    expect(results.some((r) => r.text.includes('"body":"Duplicate of #1"'))).toBe(true);
+    for (const trial of verdict.trials) {
+      const dir = join(outDir, trial.artifactDir);
+      const toolUse = (await readJson(join(dir, "tool-use.json"))) as {
+        counts: Record<string, number>;
+        calls: Array<{ command?: string }>;
+      };
+      expect(toolUse.counts).toEqual({ shell: 4, mcp: 0, other: 0 });
+      const log = (await readJson(join(dir, "forge-write-log.json"))) as Array<{ status: number }>;
+      expect(log.map((e) => e.status)).toEqual([201, 200, 201]);
+    }
+    // …and the model's port was not reachable from the command's sandbox.
+    const probe = results.at(-1);
+    expect(probe?.isError).toBe(true);
+    expect(probe?.text).toMatch(/Failed to connect to 127\.0\.0\.1 port 40117|Couldn't connect/);
   });
 
   it("answers a read task from what the forge MCP tools return", async () => {

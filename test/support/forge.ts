@@ -2,7 +2,7 @@
 // the scripted host and on claude-code) and a small seed.
 import type { RepoState } from "../../src/scoring/index.js";
 
-/** Compositions `by-mcp`/`by-cli` (scripted) and `claude-mcp`/`claude-cli` (claude-code). */
+/** Compositions `by-mcp`/`by-cli` (scripted) and `claude-mcp`/`claude-cli` and their copies (claude-code). */
 export const FORGE_HARNESS = `component forge-work {
   kind workflow
   description "Do what the task asks on the forge, and nothing else."
@@ -36,6 +36,18 @@ composition claude-mcp-again {
   include [ plugin.forge-core@^1 ]
   require forge-work { minimum advisory }
   configure { forge.access = "mcp" }
+}
+composition claude-cli {
+  target claude-code
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "cli" }
+}
+composition claude-cli-again {
+  target claude-code
+  include [ plugin.forge-core@^1 ]
+  require forge-work { minimum advisory }
+  configure { forge.access = "cli" }
 }
 `;
 
