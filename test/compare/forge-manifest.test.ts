@@ -222,4 +222,39 @@ describe("validating forge tasks", () => {
       "tasks[0].graders[0].changes[0].number: issue #1 is an issue; only pull requests are merged",
     );
   });
+
+  it("stops a live run without its token, and a cli variant whose program is missing, before any trial", async () => {
+    await exp.writeManifest(
+      manifest({
+        top: {
+          forge: {
+            kind: "gitea",
+            url: "https://gitea.example.com",
+            tokenEnv: "HL_TEST_LIVE_TOKEN",
+            owner: "agent",
+            user: "agent",
+            commands: ["curl", "no-such-forge-cli"],
+          },
+        },
+      }),
+    );
+    let out = "";
+    const code = await runCli(["compare", "validate", exp.manifestPath], {
+      stdout: (text) => {
+        out += text;
+      },
+      stderr: (text) => {
+        out += text;
+      },
+      isStderrTTY: false,
+      cwd: exp.dir,
+      env: { PATH: process.env.PATH ?? "" },
+    });
+    expect(code).toBe(1);
+    expect(out).toContain(
+      "forge.tokenEnv: live mode reads the token from HL_TEST_LIVE_TOKEN, which is not set: set it to a token of agent on https://gitea.example.com",
+    );
+    expect(out).toContain("forge.commands: no-such-forge-cli is not on PATH");
+    expect(out).not.toContain("forge.commands: curl");
+  });
 });
