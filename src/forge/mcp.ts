@@ -439,11 +439,14 @@ export interface ForgeMcpEndpoint {
   handle(request: Request): Promise<Response>;
 }
 
-async function boundedBody(request: Request, max: number): Promise<Uint8Array | "too-large"> {
+async function boundedBody(
+  request: Request,
+  max: number,
+): Promise<Uint8Array<ArrayBuffer> | "too-large"> {
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > max) return "too-large";
   const reader = request.body?.getReader();
-  if (reader === undefined) return new Uint8Array();
+  if (reader === undefined) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -456,7 +459,14 @@ async function boundedBody(request: Request, max: number): Promise<Uint8Array | 
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  // One buffer of its own (a Request body must not be a view of a shared one).
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
 }
 
 function jsonError(status: number, message: string): Response {
