@@ -47,6 +47,23 @@ composition by-ftp {
 });
 afterEach(() => exp.cleanup());
 
+/** `harness compare validate` on the experiment's manifest: its exit code and everything it printed. */
+async function validateCli(env?: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  let output = "";
+  const code = await runCli(["compare", "validate", exp.manifestPath], {
+    stdout: (text) => {
+      output += text;
+    },
+    stderr: (text) => {
+      output += text;
+    },
+    isStderrTTY: false,
+    cwd: exp.dir,
+    ...(env === undefined ? {} : { env }),
+  });
+  return { code, output };
+}
+
 async function problems(document: unknown): Promise<string[]> {
   await exp.writeManifest(document);
   const loaded = await loadManifest(exp.manifestPath, { loadCatalog: loadHarnessCatalog });
@@ -206,17 +223,7 @@ describe("validating forge tasks", () => {
         task: { graders: [{ kind: "forge-state", changes: [{ op: "merge", number: 1 }] }] },
       }),
     );
-    let stdout = "";
-    const code = await runCli(["compare", "validate", exp.manifestPath], {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stdout += text;
-      },
-      isStderrTTY: false,
-      cwd: exp.dir,
-    });
+    const { code, output: stdout } = await validateCli();
     expect(code).toBe(1);
     expect(stdout).toContain(
       "tasks[0].graders[0].changes[0].number: issue #1 is an issue; only pull requests are merged",
@@ -238,18 +245,7 @@ describe("validating forge tasks", () => {
         },
       }),
     );
-    let out = "";
-    const code = await runCli(["compare", "validate", exp.manifestPath], {
-      stdout: (text) => {
-        out += text;
-      },
-      stderr: (text) => {
-        out += text;
-      },
-      isStderrTTY: false,
-      cwd: exp.dir,
-      env: { PATH: process.env.PATH ?? "" },
-    });
+    const { code, output: out } = await validateCli({ PATH: process.env.PATH ?? "" });
     expect(code).toBe(1);
     expect(out).toContain(
       "forge.tokenEnv: live mode reads the token from HL_TEST_LIVE_TOKEN, which is not set: set it to a token of agent on https://gitea.example.com",
