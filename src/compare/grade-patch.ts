@@ -4,6 +4,7 @@
 // file git was told to ignore, a FIFO, a fixture changed and restored) can reach a grade.
 import type { Grade, GradeCheck } from "../graders/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
+import type { RepoState } from "../scoring/index.js";
 import {
   applyPatch,
   createTrialWorkspace,
@@ -41,6 +42,8 @@ export interface GradePatchInput {
   patch: Uint8Array;
   changedFiles: string[];
   finalText: string;
+  /** Forge tasks: the repository's state after the agent (what forge-state grades). */
+  forgeState?: RepoState;
   sandbox: CommandSandbox;
   tempParent?: string;
   /** Notes the grading workspace's directory before it exists (for --resume to clean up). */
@@ -150,6 +153,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         changedFiles: input.changedFiles,
         expectedFiles: input.task.expectedFiles,
         finalText: input.finalText,
+        ...(input.forgeState === undefined ? {} : { forgeState: input.forgeState }),
         scratchDir: copy.scratchDir,
         sandbox: input.sandbox,
         ...(input.signal ? { signal: input.signal } : {}),

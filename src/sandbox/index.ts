@@ -12,9 +12,14 @@ export {
   ENDPOINT_FORWARDER_SOURCE,
   type EndpointProxy,
   type EndpointProxyOptions,
+  type GrantedEndpoint,
+  type ProxiedRequest,
   SANDBOX_ENDPOINT_PORT,
   SANDBOX_ENDPOINT_SOCKET,
+  SANDBOX_FORGE_PORT,
+  SANDBOX_FORGE_SOCKET,
   startEndpointProxy,
+  withGrantedEndpoints,
 } from "./endpoint.js";
 export { BWRAP_VARIABLE, detectSandbox } from "./host.js";
 export {

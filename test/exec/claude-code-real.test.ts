@@ -22,7 +22,12 @@ import {
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { attackModule, REPORT_MARK } from "../fixtures/attacks.js";
-import { claudeCodeBinary, IN_CI, realClientAvailable } from "../support/anthropic-real-clients.js";
+import {
+  claudeCodeBinary,
+  claudeCodeRuntime,
+  IN_CI,
+  realClientAvailable,
+} from "../support/anthropic-real-clients.js";
 import { pidsWorkingIn, testSandbox } from "../support/sandbox.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "fix-the-bug");
@@ -314,21 +319,13 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
         { id: "verified", composition: "verified-claude" },
       ],
       baseline: "baseline",
-      runtime: {
-        host: "claude-code",
-        model: "claude-sonnet-4-5",
-        tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
-        allowedTools: [],
-        disallowedTools: ["WebFetch", "WebSearch", "Task"],
-        permissionMode: "default",
-        maxTurns: 10,
+      runtime: claudeCodeRuntime({
         timeoutMs: 50000,
-        network: "deny",
         validationCommands: [
           ["npm", "test"],
           ["git", "status", "--short"],
         ],
-      },
+      }),
       trials: { count: 1, seed: 7, order: "sequential" },
       verdict: { policy: "heuristic-v1" },
       concurrency: 1,

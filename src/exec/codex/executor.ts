@@ -281,6 +281,17 @@ export class CodexExecutor implements Executor {
               },
             }
           : {}),
+        ...(input.forge
+          ? {
+              forge: {
+                ...(input.forge.mcp
+                  ? { mcp: { server: input.forge.mcp.server, url: input.forge.endpoint.url } }
+                  : {}),
+                env: input.forge.env,
+                commandsReachLoopback: input.forge.access === "cli",
+              },
+            }
+          : {}),
       });
       await writeFile(join(codexHome, "config.toml"), toToml(config));
       return await this.startThread(sdk, input, builder, deadline, {
@@ -344,6 +355,7 @@ export class CodexExecutor implements Executor {
       },
       timeoutMs: input.timeoutMs,
       allowNestedSandbox: true,
+      ...(input.forge?.endpoint.grant ? { grants: [input.forge.endpoint.grant] } : {}),
     });
     try {
       const env: Record<string, string> = { ...run.env };

@@ -10,8 +10,8 @@ import {
   type CommandRelay,
   type CommandSandbox,
   commandEnvironment,
-  ENDPOINT_FORWARDER_SOURCE,
   type EndpointProxy,
+  type GrantedEndpoint,
   type RelayedCommand,
   type RelayedResult,
   SANDBOX_COMMAND_SOCKET,
@@ -19,6 +19,7 @@ import {
   SANDBOX_ENDPOINT_SOCKET,
   startCommandRelay,
   startEndpointProxy,
+  withGrantedEndpoints,
 } from "../../sandbox/index.js";
 import { isPathInside } from "../../shared/index.js";
 
@@ -72,7 +73,16 @@ export interface ContainHostOptions {
    * read-only), `writable` (the host's temporary folder, where it learns the command's final
    * directory) writable, `readOnly` readable, and nothing else of the host's files.
    */
-  commandShell?: { readOnly: readonly string[]; writable: readonly string[] };
+  commandShell?: {
+    readOnly: readonly string[];
+    writable: readonly string[];
+    /** Endpoints the commands reach on their loopback (a forge task's API for a `cli` agent). */
+    grants?: readonly GrantedEndpoint[];
+    /** Variables the commands get on top of the contained command environment (no secret). */
+    env?: Readonly<Record<string, string>>;
+  };
+  /** Further endpoints the host process itself reaches (a forge task's MCP server). */
+  grants?: readonly GrantedEndpoint[];
 }
 
 const definedOnly = (env: Readonly<Record<string, string | undefined>>) => {
@@ -113,32 +123,33 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
         parentDir: dirname(options.scratchDir),
         run: relayedRun(options, options.commandShell),
       });
-    const wrapped = await options.sandbox.wrap(
+    const forwarded = withGrantedEndpoints(
+      [PLACEHOLDER],
       [
-        process.execPath,
-        "-e",
-        ENDPOINT_FORWARDER_SOURCE,
-        String(SANDBOX_ENDPOINT_PORT),
-        SANDBOX_ENDPOINT_SOCKET,
-        PLACEHOLDER,
+        {
+          socketPath: proxy.socketPath as string,
+          target: SANDBOX_ENDPOINT_SOCKET,
+          port: SANDBOX_ENDPOINT_PORT,
+        },
+        ...(options.grants ?? []),
       ],
-      {
-        cwd: options.cwd,
-        writable: [options.cwd, options.scratchDir],
-        readOnly: [...options.installPaths, ...(relay ? [relay.shellDir] : [])],
-        protect: [join(options.cwd, ".git")],
-        binds: [
-          { source: proxy.socketPath, target: SANDBOX_ENDPOINT_SOCKET },
-          ...(relay ? [{ source: relay.socketPath, target: SANDBOX_COMMAND_SOCKET }] : []),
-        ],
-        env: {},
-        timeoutMs: options.timeoutMs,
-        privateDir: options.scratchDir,
-        // Runtimes such as Bun reserve far more address space than they use.
-        limits: { cpuSeconds: hostCpuSeconds(options), memoryBytes: null },
-        ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
-      },
     );
+    const wrapped = await options.sandbox.wrap(forwarded.argv, {
+      cwd: options.cwd,
+      writable: [options.cwd, options.scratchDir],
+      readOnly: [...options.installPaths, ...(relay ? [relay.shellDir] : [])],
+      protect: [join(options.cwd, ".git")],
+      binds: [
+        ...forwarded.binds,
+        ...(relay ? [{ source: relay.socketPath, target: SANDBOX_COMMAND_SOCKET }] : []),
+      ],
+      env: {},
+      timeoutMs: options.timeoutMs,
+      privateDir: options.scratchDir,
+      // Runtimes such as Bun reserve far more address space than they use.
+      limits: { cpuSeconds: hostCpuSeconds(options), memoryBytes: null },
+      ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
+    });
     prepared = { prefix: wrapped.argv.slice(0, -1), path: wrapped.env.PATH ?? "/usr/bin:/bin" };
   } catch (error) {
     await proxy.close();
@@ -203,12 +214,14 @@ function relayedRun(
   return async (command: RelayedCommand, signal: AbortSignal): Promise<RelayedResult> => {
     // The host's own idea of its directory; anything the sandbox would not show is the trial.
     const cwd = visible.some((dir) => isPathInside(dir, command.cwd)) ? command.cwd : options.cwd;
-    const result = await options.sandbox.run(["/bin/bash", "-c", command.script], {
+    const forwarded = withGrantedEndpoints(["/bin/bash", "-c", command.script], shell.grants ?? []);
+    const result = await options.sandbox.run(forwarded.argv, {
       cwd,
       writable: [options.cwd, ...shell.writable],
       readOnly: [...shell.readOnly],
       protect: [join(options.cwd, ".git")],
-      env: commandEnvironment(),
+      ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
+      env: commandEnvironment(shell.env ?? {}),
       timeoutMs: options.timeoutMs,
       signal,
       privateDir: options.scratchDir,
