@@ -168,6 +168,10 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     // A failure to reach the endpoint reaches the client as what it is, a broken connection,
     // so each host classifies it as it would classify a network failure of its own.
     forwarded.on("error", () => response.socket?.destroy());
+    // A client that went away (its run ended) needs no answer: stop asking the upstream.
+    response.on("close", () => {
+      if (!response.writableFinished) forwarded.destroy();
+    });
     if (max !== undefined) {
       // A chunked body has no length to check first: count it as it passes.
       let size = 0;

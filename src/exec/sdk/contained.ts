@@ -112,6 +112,8 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
     headers: options.endpoint.credentialHeaders,
     dropHeaders: ["authorization", "x-api-key"],
     parentDir: dirname(options.scratchDir),
+    allow: modelApiRequest(new URL(options.endpoint.upstream).pathname),
+    maxBodyBytes: MODEL_REQUEST_MAX_BYTES,
   });
   let relay: CommandRelay | null = null;
   // Everything but the host's own command is known now; an SDK's spawn hook is synchronous.
@@ -179,6 +181,29 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
 /** An agent's whole session may use CPU for as long as it may run (twice, for two cores), and a minute more. */
 function hostCpuSeconds(options: ContainHostOptions): number {
   return Math.ceil(options.timeoutMs / 1000) * 2 + 60;
+}
+
+/** The largest model request forwarded (a long conversation with images stays well below). */
+const MODEL_REQUEST_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * What of the model API's host a contained process may ask for, with the key added: the API's
+ * own requests (GET, HEAD and POST) under its base path. Not TRACE (an upstream that echoes a
+ * request would hand the key back), not other methods, nothing outside the base path, no dot
+ * segment or encoded slash that the upstream could resolve to somewhere else (a gateway such as
+ * LiteLLM serves admin routes beside the API).
+ */
+export function modelApiRequest(basePath: string): (method: string, path: string) => string | null {
+  const base = basePath.replace(/\/+$/, "");
+  return (method, path) => {
+    if (method !== "GET" && method !== "POST" && method !== "HEAD")
+      return `${method} is not a model API request`;
+    if (base !== "" && path !== base && !path.startsWith(`${base}/`))
+      return `${path} is outside the model API (${base}/…)`;
+    if (/(^|\/)\.\.?(\/|$)/.test(path) || /%2f|%5c|%2e/i.test(path))
+      return `${path} holds a dot segment or an encoded separator`;
+    return null;
+  };
 }
 
 /** How long a host's sandbox may take to end by itself once the SDK is done with it. */
