@@ -20,7 +20,7 @@ export function processIO(): CliIO {
   };
 }
 
-/** Exit codes shared by every command (SPEC §4.1). */
+/** Exit codes shared by every command (the README's command table). */
 /** Exit codes; `interrupted` and `terminated` are the shell's 128 + SIGINT / SIGTERM (a stopped `compare run`). */
 export const EXIT = { ok: 0, fail: 1, usage: 2, interrupted: 130, terminated: 143 } as const;
 

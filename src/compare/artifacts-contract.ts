@@ -1,4 +1,4 @@
-// Shapes of the files `compare run` writes under --out (SPEC §4.3). One zod definition per
+// Shapes of the files `compare run` writes under --out (docs/artifacts.md). One zod definition per
 // file gives the type, the check when a run is re-read (report, regrade, resume) and the
 // published JSON Schema.
 import { z } from "zod";

@@ -1,5 +1,5 @@
 // Judging one trial (pure): from what the executor, the workspace and the graders
-// reported to `passed`, `failed` or `infrastructure_error` (SPEC §5.3).
+// reported to `passed`, `failed` or `infrastructure_error` (docs/artifacts.md).
 import type { RuntimeReceipt } from "../exec/index.js";
 import type { Grade } from "../graders/index.js";
 import type { Outcome } from "../stats/index.js";

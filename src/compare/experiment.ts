@@ -4,7 +4,7 @@ import type { HostId } from "../hosts/index.js";
 import type { IntendedChange, RepoState, RequiredFact } from "../scoring/index.js";
 import type { VerdictPolicy } from "../stats/index.js";
 
-/** Agent runtimes of SPEC §2, in the order manifests and messages list them. */
+/** Agent runtimes, in the order manifests and messages list them. */
 export const HOSTS = [
   "qoder",
   "claude-code",
@@ -15,7 +15,7 @@ export const HOSTS = [
 export type { HostId };
 export type RealHostId = Exclude<HostId, "scripted">;
 
-/** The file tools a bounded coding run may expose (SPEC §5.2). */
+/** The file tools a bounded coding run may expose (docs/manifest.md). */
 export const CODING_TOOLS = ["Read", "Glob", "Grep", "Edit", "Write", "Bash"] as const;
 export type CodingTool = (typeof CODING_TOOLS)[number];
 
@@ -40,7 +40,7 @@ export type GraderSpec =
   | {
       kind: "readme-package-v1";
       id: "readme-package-v1";
-      /** Absolute path of the grader contract (SPEC §5.4). */
+      /** Absolute path of the grader contract (docs/graders.md). */
       contractFile: string;
     }
   | {

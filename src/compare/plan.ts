@@ -8,7 +8,7 @@ import { mulberry32, shuffleInPlace } from "./prng.js";
  * natural list is built trial-major — trial 1 of every variant (in manifest order, v1:
  * H0 then H1), then trial 2, … — and with `order: "randomized"` it is Fisher–Yates
  * shuffled by one mulberry32 stream seeded with `trials.seed` and shared by all tasks
- * in order. For a v1 manifest this reproduces the seed system's order for the same seed
+ * in order. For a v1 manifest this reproduces better-harness's order for the same seed
  * and count. `order: "sequential"` keeps the natural list.
  */
 export function planTrials(experiment: Experiment): TrialJob[] {
@@ -64,7 +64,7 @@ export function trialDirName(trialIndex: number): string {
 }
 
 /**
- * Where a trial's artifacts live under `--out`, as a POSIX relative path (SPEC §4.3):
+ * Where a trial's artifacts live under `--out`, as a POSIX relative path (docs/artifacts.md):
  * `H0/trial-001` for a v1 experiment (one task, variants H0/H1), and
  * `<variant>/<task>/trial-001` for v2.
  */

@@ -1,6 +1,6 @@
 // The comparison runner (I/O): assemble, freeze the tasks, run every planned trial in its
 // own workspace (several at once when asked), re-check the fixtures, decide the verdict
-// and write every artifact under --out (SPEC §4.3, §5.3). Judging and writing the verdict
+// and write every artifact under --out (docs/artifacts.md). Judging and writing the verdict
 // live in verdict.ts, what --resume may reuse in resume.ts, one trial in trial.ts.
 
 import { mkdir, rm, writeFile } from "node:fs/promises";
@@ -564,7 +564,7 @@ async function runTrialOrRecord(
     if (context.signal?.aborted) return { ...metrics, infraReason: "run_aborted" };
     await mkdir(artifactDir, { recursive: true });
     await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);
-    // Every trial folder has the same files (SPEC §4.3); the steps that never ran leave them empty.
+    // Every trial folder has the same files (docs/artifacts.md); the steps that never ran leave them empty.
     const placeholders: Array<[string, string]> = [
       ["prompt.txt", ""],
       ["response.txt", ""],

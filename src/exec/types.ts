@@ -3,7 +3,7 @@ import type { ToolPolicy } from "../policy/index.js";
 import type { CommandSandbox, GrantedEndpoint } from "../sandbox/index.js";
 import type { RuntimeReceipt } from "./receipt.js";
 
-/** Agent runtimes an executor can drive (SPEC §2): the one list in `src/hosts`. */
+/** Agent runtimes an executor can drive: the one list in `src/hosts`. */
 export { HOST_IDS, type HostId } from "../hosts/index.js";
 
 /** Runtime settings a variant asks for; each executor maps them to its host's options. */

@@ -1,4 +1,4 @@
-// Forges (SPEC §3, §5.5): the local Gitea-compatible forge and the capture adapters that
+// Forges (docs/forges.md): the local Gitea-compatible forge and the capture adapters that
 // read a repository's issue/pull-request state from Gitea or GitHub as a RepoState.
 
 export {

@@ -7,7 +7,7 @@ import type {
   Strength,
 } from "../ir/index.js";
 
-/** The hosts harnesslab knows (SPEC §2). A composition may still target another name; see `profileForHost`. */
+/** The hosts harnesslab knows (docs/hosts.md). A composition may still target another name; see `profileForHost`. */
 export const HOST_IDS = ["qoder", "pi", "claude-code", "codex", "scripted"] as const;
 export type HostId = (typeof HOST_IDS)[number];
 

@@ -1,4 +1,4 @@
-// IR 0.1.0 documents (SPEC §5.1). Every object is closed: an unknown property is a validation error.
+// IR 0.1.0 documents (docs/language.md). Every object is closed: an unknown property is a validation error.
 // Property order in these definitions is the order the compiler and resolver emit, which is the
 // reference implementation's order, so `JSON.stringify` of our output matches its files byte for byte.
 import { z } from "zod";

@@ -1,6 +1,6 @@
 // Stable diagnostic codes. A code never changes meaning; new problems get new codes.
 // HL1xxx: the text cannot be read (lexical and syntax errors).
-// HL2xxx: the text reads, but breaks a rule of SPEC §5.1 (semantic errors, also across files).
+// HL2xxx: the text reads, but breaks a rule of the language (docs/language.md; semantic errors, also across files).
 // HL3xxx: warnings; a bundle is still produced.
 
 export const DIAGNOSTIC_CODES = {

@@ -1,4 +1,4 @@
-// Semantic rules of SPEC §5.1, checked over every file of a compilation at once so that
+// Semantic rules of the language (docs/language.md), checked over every file of a compilation at once so that
 // duplicates and references work across files. Every problem is reported, none stops the pass.
 import semver from "semver";
 import { HOST_IDS, isHostId } from "../hosts/index.js";

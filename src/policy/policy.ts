@@ -94,7 +94,7 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
 }
 
 /**
- * The bounded permission callback of SPEC §5.3 as an object: every tool call an agent makes is
+ * The bounded permission callback (docs/policy.md) as an object: every tool call an agent makes is
  * put to `decide`, which applies the rules in `docs/policy.md` and records the decision.
  */
 export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {

@@ -1,5 +1,5 @@
 // Decides, per component, what was requested, what the host declares, what its executor really
-// materializes, and whether that satisfies, degrades or fails the requirement (SPEC §5.1).
+// materializes, and whether that satisfies, degrades or fails the requirement (docs/language.md).
 // Reason texts follow the reference implementation word for word where its outputs show them.
 import type { DeclaredBinding, HostProfile, Materialization } from "../hosts/index.js";
 import { PROMPT_PREAMBLE_MECHANISM } from "../hosts/index.js";

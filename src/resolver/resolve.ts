@@ -45,7 +45,7 @@ function byComponentId(a: Realization, b: Realization): number {
 }
 
 /**
- * Resolves one composition of a bundle into an immutable revision (SPEC §5.1). Pure: the same
+ * Resolves one composition of a bundle into an immutable revision (docs/language.md). Pure: the same
  * bundle, composition and options always give the same revision id. Expected failures are in
  * the report (`status: "failed"`, `errors`), never thrown.
  */

@@ -29,7 +29,7 @@ import {
 
 /**
  * Compares the whole repository state after a run with the state the task should end
- * in (SPEC §5.5), under the normalization of `normalizeRepoState`: ids, timestamps,
+ * in (docs/scoring.md), under the normalization of `normalizeRepoState`: ids, timestamps,
  * ordering, colour spelling, absent-versus-empty and line endings never matter.
  * The result equals diffing the two normalized states, but fields that are equal are
  * recognised without building normalized copies (equivalence.ts), which keeps the

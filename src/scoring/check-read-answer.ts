@@ -123,7 +123,7 @@ export function compileFactPattern(pattern: string): CompiledPattern {
 }
 
 /**
- * Checks that the agent's final report states every required fact (SPEC §5.5). A fact
+ * Checks that the agent's final report states every required fact (docs/scoring.md). A fact
  * is present when one of its `anyOf` renderings occurs as a whole phrase in the
  * normalized report, or its `pattern` matches the normalized report. No LLM judges.
  *

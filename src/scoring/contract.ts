@@ -1,4 +1,4 @@
-// The forge scoring contract (SPEC §5.5): what a task's scoring spec, a submission and a
+// The forge scoring contract (docs/scoring.md): what a task's scoring spec, a submission and a
 // scoring result look like. Shapes only; the logic lives in normalize/check-*/score.
 import { z } from "zod";
 

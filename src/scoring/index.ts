@@ -1,4 +1,4 @@
-// The forge scoring seam (SPEC §5.5): pure, no I/O.
+// The forge scoring seam (docs/scoring.md): pure, no I/O.
 export {
   applyIntendedChanges,
   type IntendedChange,

@@ -1,4 +1,4 @@
-// The `heuristic-v1` policy: the seed system's rules (issue 4), made for `harness-compare.v1`
+// The `heuristic-v1` policy: better-harness's rules, made for `harness-compare.v1`
 // experiments of one task and two variants, so that v1 manifests keep their verdicts.
 import {
   costChecks,

@@ -1,4 +1,4 @@
-// Sequential stopping (SPEC §7.3): stop running trials once their outcomes can no longer
+// Sequential stopping: stop running trials once their outcomes can no longer
 // change the verdict.
 import type {
   Comparison,

@@ -1,5 +1,5 @@
 // The offline example (examples/fix-the-bug) run end to end on the scripted host, once, and
-// every observable promise of SPEC §4.3 and §5.3 checked on what it left on disk.
+// every observable promise of docs/artifacts.md checked on what it left on disk.
 import { createHash } from "node:crypto";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -85,7 +85,7 @@ describe("compare run on examples/fix-the-bug (scripted host)", () => {
     expect(byVariant("baseline")?.passed).toBeLessThan(5);
   });
 
-  it("writes every artifact of SPEC §4.3 and nothing else at the top level", async () => {
+  it("writes every artifact docs/artifacts.md lists and nothing else at the top level", async () => {
     const top = (await readdir(out)).sort();
     expect(top).toEqual([...RUN_FILES, "baseline", "verified"].sort());
     const files = await listFiles(out);

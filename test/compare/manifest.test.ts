@@ -724,7 +724,7 @@ describe("portable relative paths", () => {
 });
 
 describe("trialArtifactDir", () => {
-  it("uses H0/trial-001 for a v1 experiment (SPEC §4.3)", () => {
+  it("uses H0/trial-001 for a v1 experiment", () => {
     expect(trialArtifactDir({ layout: "v1" }, "H0", "task", 1)).toBe("H0/trial-001");
     expect(trialArtifactDir({ layout: "v1" }, "H1", "task", 20)).toBe("H1/trial-020");
   });

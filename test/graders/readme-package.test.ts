@@ -49,7 +49,7 @@ function expectOnlyFailure(
 }
 
 describe("readme-package-v1 grader", () => {
-  it.concurrent("passes a grounded README with score 100 and reports every check of SPEC §5.4", async () => {
+  it.concurrent("passes a grounded README with score 100 and reports every check, with its weight", async () => {
     const result = await grade({ readme: good });
     expect(result.checks.map((c) => [c.id, c.weight, c.passed])).toEqual([
       ["scope", 15, true],

@@ -306,7 +306,7 @@ export async function filesContaining(root: string, needle: string): Promise<str
   return hits;
 }
 
-/** The nine files SPEC §4.3 requires in every trial folder, and the tool-use transcript. */
+/** The nine files every trial folder holds (docs/artifacts.md), and the tool-use transcript. */
 export const TRIAL_FILES = [
   "metrics.json",
   "patch.diff",
@@ -320,7 +320,7 @@ export const TRIAL_FILES = [
   "validation.json",
 ] as const;
 
-/** The files SPEC §4.3 requires at the top of --out. */
+/** The files at the top of --out (docs/artifacts.md). */
 export const RUN_FILES = [
   "frozen-task.json",
   "manifest.json",

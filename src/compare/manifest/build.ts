@@ -110,7 +110,7 @@ export function experimentFromV1(manifest: HarnessCompareV1, context: BuildConte
       seed: manifest.trials.seed,
       order: manifest.trials.order,
     },
-    // The seed system's decision rules; a v1 manifest cannot name another policy.
+    // better-harness's decision rules; a v1 manifest cannot name another policy.
     verdict: { kind: "heuristic-v1" },
     concurrency: 1,
   };

@@ -53,7 +53,7 @@ export function expectedFiles(min: number, max: number) {
   });
 }
 
-/** Composition ids follow the `.harness` identifier rule (SPEC §5.1). */
+/** Composition ids follow the `.harness` identifier rule (docs/language.md). */
 export const compositionId = z
   .string({ error: "expected a composition id (string)" })
   .regex(

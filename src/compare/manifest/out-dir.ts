@@ -1,4 +1,4 @@
-// `--out` checks (SPEC §4.3): the output directory must be empty or absent and must not
+// `--out` checks (docs/artifacts.md): the output directory must be empty or absent and must not
 // overlap any fixture, so no artifact can land in a fixture and no fixture file can be
 // mistaken for an artifact. Reads only.
 import { lstat, mkdtemp, readdir, realpath, rmdir, statfs } from "node:fs/promises";

@@ -1,4 +1,4 @@
-// Portable relative paths: the only kind of path a manifest may contain (SPEC §5.2).
+// Portable relative paths: the only kind of path a manifest may contain (docs/manifest.md).
 // Syntax only; whether the path exists and stays inside the manifest's directory after
 // resolving symlinks is checked against the file system in `files.ts`.
 

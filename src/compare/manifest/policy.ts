@@ -56,7 +56,7 @@ function changeSurfaceKey(item: unknown): string | undefined {
   return normalized.ok ? normalized.path : undefined;
 }
 
-/** Bounded tool policy of a real-host runtime (SPEC §5.2), at `runtimePath`. */
+/** Bounded tool policy of a real-host runtime (docs/manifest.md), at `runtimePath`. */
 function toolPolicyProblems(root: unknown, runtimePath: Path): InputProblem[] {
   const problems: InputProblem[] = [];
   const tools = asArray(at(root, [...runtimePath, "tools"]));

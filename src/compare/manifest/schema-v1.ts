@@ -1,4 +1,4 @@
-// `harness-compare.v1`: the seed system's manifest, accepted unchanged (SPEC §5.2).
+// `harness-compare.v1`: better-harness's manifest, accepted unchanged (docs/manifest.md).
 import { z } from "zod";
 import {
   allowedToolsList,
@@ -18,11 +18,11 @@ import {
 
 export const V1_SCHEMA_VERSION = "harness-compare.v1";
 
-/** The runtime profiles the seed system's Qoder executor knows. */
+/** The runtime profiles better-harness's Qoder executor knows. */
 export const V1_RUNTIME_PROFILES = ["qoder-default-v1", "qoder-minimal-v1"] as const;
 
 /**
- * The seed system's fixed Bash vocabulary for v1 runs (a v1 manifest cannot list its own
+ * better-harness's fixed Bash vocabulary for v1 runs (a v1 manifest cannot list its own
  * commands); these become the experiment's validation commands.
  */
 export const V1_VALIDATION_COMMANDS: readonly (readonly string[])[] = [
@@ -93,7 +93,7 @@ export const harnessCompareV1Schema = z
   .meta({
     title: "harness-compare.v1",
     description:
-      "The seed system's comparison manifest: two compositions of one .harness file on one task, on Qoder.",
+      "better-harness's comparison manifest: two compositions of one .harness file on one task, on Qoder.",
   });
 
 export type HarnessCompareV1 = z.output<typeof harnessCompareV1Schema>;

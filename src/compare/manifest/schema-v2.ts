@@ -107,7 +107,7 @@ const graderSchema = z.discriminatedUnion(
         kind: z.literal("readme-package-v1"),
         contract: portablePath("The readme-package-v1 grader contract (JSON)."),
       })
-      .meta({ description: "The seed system's README grader (includes its own scope check)." }),
+      .meta({ description: "better-harness's README grader (includes its own scope check)." }),
     z
       .strictObject({
         kind: z.literal("forge-state"),
@@ -325,7 +325,7 @@ const verdictSchema = z.discriminatedUnion(
       }),
     z
       .strictObject({ policy: z.literal("heuristic-v1") })
-      .meta({ description: "The seed system's pass-rate/score/cost rules." }),
+      .meta({ description: "better-harness's pass-rate/score/cost rules." }),
   ],
   { error: 'expected a verdict object with policy "paired-v1" or "heuristic-v1"' },
 );

@@ -3,7 +3,7 @@ import type { GradeCheck } from "../types.js";
 import type { ReadmePackageContract } from "./contract.js";
 import { allCode, normalizeHeading, type ReadmeDocument } from "./markdown.js";
 
-/** Weights of SPEC §5.4. `readme-exists` is reported only when the README is missing. */
+/** The checks' weights (docs/graders.md). `readme-exists` is reported only when the README is missing. */
 export const README_PACKAGE_WEIGHTS = {
   scope: 15,
   "readme-exists": 85,

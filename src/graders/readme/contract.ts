@@ -31,7 +31,7 @@ const uniqueList = (what: string, normalize?: (v: string) => string) =>
   z.array(text(what)).superRefine((values, context) => noDuplicates(values, context, normalize));
 
 /**
- * The `readme-package-v1` contract (SPEC §5.4). Every field is required and unknown
+ * The `readme-package-v1` contract (docs/graders.md). Every field is required and unknown
  * fields are rejected, so a typo cannot silently switch a check off.
  */
 export const readmePackageContractSchema = z

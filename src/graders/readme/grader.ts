@@ -340,7 +340,7 @@ function finish(checks: GradeCheck[]): Grade {
 }
 
 /**
- * The `readme-package-v1` grader of SPEC §5.4. Agent-written code (the README's examples,
+ * The `readme-package-v1` grader (docs/graders.md). Agent-written code (the README's examples,
  * the package entry, the package's tests) only ever runs in child processes; examples and
  * the export probe run under Node's permission model with read-only access to the trial.
  */
@@ -370,7 +370,7 @@ export function createReadmePackageGrader(
           : !stats?.isFile()
             ? "is not a regular file"
             : `is larger than ${MAX_README_BYTES} bytes`;
-        // SPEC §5.4: without a README nothing else can be judged; only scope is reported beside it.
+        // Without a README nothing else can be judged; only scope is reported beside it.
         return finish([scope, makeCheck("readme-exists", false, `README.md ${why}`)]);
       }
       const document = parseReadme(await readFile(readme.absolute, "utf8"));
