@@ -71,6 +71,12 @@ export const HARNESS_GIT_OPTIONS: readonly string[] = [
   "gc.auto=0",
   "-c",
   "maintenance.auto=false",
+  // Both describe objects the repository already holds (a commit's tree, which pack holds an
+  // object) from files beside them; a planted one could make the baseline commit read as another.
+  "-c",
+  "core.commitGraph=false",
+  "-c",
+  "core.multiPackIndex=false",
 ];
 
 function tail(text: string, limit = 2000): string {
@@ -215,27 +221,52 @@ interface PatchEntry {
 }
 
 /**
+ * Files that make git read objects, or the repository itself, from somewhere else: a linked
+ * worktree's pointer to its common directory and the object stores borrowed from elsewhere.
+ * The harness's repositories never have them.
+ */
+const REDIRECTING_FILES = ["commondir", "objects/info/alternates", "objects/info/http-alternates"];
+
+type EntryKind = "missing" | "directory" | "symlink" | "other";
+
+async function entryKind(path: string): Promise<EntryKind> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (stats === undefined) return "missing";
+  return stats.isDirectory() ? "directory" : stats.isSymbolicLink() ? "symlink" : "other";
+}
+
+function damaged(path: string, kind: EntryKind): WorkspaceError {
+  return new WorkspaceError(
+    "patch-failed",
+    `the trial's ${path} is no longer the directory the harness created`,
+    { path, kind },
+    { causedByTrial: true },
+  );
+}
+
+/**
  * Puts back what the harness owns in the trial's `.git` before reading it: the config it wrote
- * (code run during the trial may have added a filter driver, `core.worktree`, an include, …) and
- * an `info/` holding only the neutral attributes (an `info/exclude` or other attributes there
- * would hide new files or convert their bytes). A `.git` that is no longer a plain directory is
- * refused rather than followed, so restoring can never write through a planted link; only the
- * trial can have done that, so the error says it was the trial's doing.
+ * (code run during the trial may have added a filter driver, `core.worktree`, an include, …), an
+ * `info/` holding only the neutral attributes (an `info/exclude` or other attributes there would
+ * hide new files or convert their bytes), and no file that sends git to another repository or
+ * object store (the harness's git runs outside the sandbox and must read nothing but the trial).
+ * A `.git` or object directory that is no longer a plain directory is refused rather than
+ * followed, so restoring can never write, nor git read, through a planted link; only the trial
+ * can have done that, so the error says it was the trial's doing.
  */
 async function restoreRepository(root: string, baseline: GitBaseline): Promise<void> {
   const gitDir = join(root, ".git");
-  const stats = await lstat(gitDir).catch(() => undefined);
-  if (!stats?.isDirectory()) {
-    throw new WorkspaceError(
-      "patch-failed",
-      "the trial's .git is no longer the directory the harness created",
-      {
-        path: ".git",
-        kind: stats === undefined ? "missing" : stats.isSymbolicLink() ? "symlink" : "other",
-      },
-      { causedByTrial: true },
-    );
+  const kind = await entryKind(gitDir);
+  if (kind !== "directory") throw damaged(".git", kind);
+  const objects = await entryKind(join(gitDir, "objects"));
+  if (objects !== "directory") throw damaged(".git/objects", objects);
+  for (const dir of ["objects/info", "objects/pack"]) {
+    const found = await entryKind(join(gitDir, dir));
+    if (found !== "directory" && found !== "missing") throw damaged(`.git/${dir}`, found);
   }
+  await Promise.all(
+    REDIRECTING_FILES.map((file) => rm(join(gitDir, file), { recursive: true, force: true })),
+  );
   await rm(join(gitDir, "info"), { recursive: true, force: true });
   await writeNeutralAttributes(gitDir);
   const config = join(gitDir, "config");

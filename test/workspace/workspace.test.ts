@@ -457,11 +457,64 @@ describe.skipIf(process.platform === "win32")(
     it("is a patch-failed error naming the commit when the baseline commit is gone", async () => {
       const workspace = await trial();
       const sha = workspace.baselineCommit;
-      await rm(join(workspace.root, ".git", "objects", sha.slice(0, 2), sha.slice(2)));
+      await rm(join(workspace.root, ".git", "objects"), { recursive: true });
+      await mkdir(join(workspace.root, ".git", "objects"));
       const error = await workspace.capturePatch().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkspaceError);
-      expect(error).toMatchObject({ code: "patch-failed", evidence: { commit: sha } });
+      expect(error).toMatchObject({
+        code: "patch-failed",
+        evidence: { commit: sha },
+        causedByTrial: true,
+      });
       expect((error as Error).message).toContain(sha);
+    });
+
+    it("reads no object store the trial borrowed: planted alternates are removed, not followed", async () => {
+      const workspace = await trial();
+      const borrowed = join(base, "borrowed-objects");
+      await cp(join(workspace.root, ".git", "objects"), borrowed, { recursive: true });
+      const objects = join(workspace.root, ".git", "objects");
+      await rm(objects, { recursive: true });
+      await mkdir(join(objects, "info"), { recursive: true });
+      await writeFile(join(objects, "info", "alternates"), `${borrowed}\n`);
+      await writeFile(join(objects, "info", "http-alternates"), "http://127.0.0.1:9/objects\n");
+      // The agent's own git would take the baseline from the borrowed store.
+      expect(
+        (await gitOut(workspace.root, ["cat-file", "-t", workspace.baselineCommit])).trim(),
+      ).toBe("commit");
+      const error = await workspace.capturePatch().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "patch-failed", causedByTrial: true });
+      expect(await readdir(join(objects, "info"))).toEqual([]);
+    });
+
+    it("follows no commondir the trial planted to another repository", async () => {
+      const workspace = await trial();
+      const other = join(base, "other");
+      await writeTree(other, { "src/index.js": "something else entirely\n" });
+      await gitOut(other, ["init", "--quiet"]);
+      await gitOut(other, ["add", "--all"]);
+      await gitOut(other, ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "other"]);
+      await writeFile(join(workspace.root, ".git", "commondir"), `${join(other, ".git")}\n`);
+      await writeFile(join(workspace.root, "docs/old.md"), "edited\n");
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual(["docs/old.md"]);
+      await expect(stat(join(workspace.root, ".git", "commondir"))).rejects.toThrow();
+    });
+
+    it("refuses, and writes nothing through, an object directory the trial replaced with a link", async () => {
+      const workspace = await trial();
+      const elsewhere = join(base, "elsewhere");
+      await cp(join(workspace.root, ".git", "objects"), elsewhere, { recursive: true });
+      const before = await snapshotTree(elsewhere, { mode: "trial" });
+      await rm(join(workspace.root, ".git", "objects"), { recursive: true });
+      await symlink(elsewhere, join(workspace.root, ".git", "objects"));
+      await writeFile(join(workspace.root, "docs/old.md"), "edited\n");
+      await expect(workspace.capturePatch()).rejects.toMatchObject({
+        code: "patch-failed",
+        causedByTrial: true,
+        evidence: { path: ".git/objects", kind: "symlink" },
+      });
+      expect((await snapshotTree(elsewhere, { mode: "trial" })).hash).toBe(before.hash);
     });
   },
 );
