@@ -18,10 +18,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { minimalEnv, runCommand } from "../../src/shared/index.js";
 import {
   applyPatch,
+  type BaselineArea,
   capturePatch,
+  createBaselineArea,
   createTrialWorkspace,
   diffSnapshots,
   replaceTrialRoot,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -43,6 +46,21 @@ async function writeTree(dir: string, files: Record<string, string | Buffer>): P
 
 async function trial(): Promise<TrialWorkspace> {
   const workspace = await createTrialWorkspace(fixture, { tempParent: temps });
+  open.push(workspace);
+  return workspace;
+}
+
+let area: BaselineArea | undefined;
+let shared: SharedBaseline | undefined;
+
+/** A workspace made from the fixture's shared baseline (built on first use, in its own area). */
+async function sharedTrial(): Promise<TrialWorkspace> {
+  if (shared === undefined) {
+    await mkdir(join(base, "areas"), { recursive: true });
+    area = await createBaselineArea({ tempParent: join(base, "areas") });
+    shared = await area.build(fixture, await snapshotTree(fixture));
+  }
+  const workspace = await createTrialWorkspace(fixture, { tempParent: temps, baseline: shared });
   open.push(workspace);
   return workspace;
 }
@@ -75,6 +93,9 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const w of open.splice(0)) await w.cleanup();
+  await area?.dispose();
+  area = undefined;
+  shared = undefined;
   await rm(base, { recursive: true, force: true });
 });
 
@@ -358,9 +379,14 @@ async function markerScript(name: string, marker: string): Promise<string> {
   return script;
 }
 
-describe.skipIf(process.platform === "win32")(
-  "capturePatch after code run in the trial changed its repository",
-  () => {
+// Every repository attack below runs against both kinds of trial repository: one whose copy was
+// committed on its own, and one made from the run's shared baseline (packs linked, not written).
+describe.skipIf(process.platform === "win32").each([
+  ["a baseline of its own", trial],
+  ["the run's shared baseline", sharedTrial],
+] as const)(
+  "capturePatch after code run in the trial changed its repository (%s)",
+  (_kind, trial) => {
     it("runs no fsmonitor the trial planted and still reports a change the trial committed", async () => {
       const workspace = await trial();
       const marker = join(base, "fsmonitor-ran");
