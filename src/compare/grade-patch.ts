@@ -8,6 +8,7 @@ import {
   applyPatch,
   createTrialWorkspace,
   isWorkspaceError,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -42,6 +43,8 @@ export interface GradePatchInput {
   changedFiles: string[];
   finalText: string;
   sandbox: CommandSandbox;
+  /** The task's baseline the run shares, which the grading copy then links instead of committing. */
+  baseline?: SharedBaseline;
   tempParent?: string;
   /** Notes the grading workspace's directory before it exists (for --resume to clean up). */
   beforeCreate: (tempDir: string) => Promise<void>;
@@ -76,6 +79,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         ...(input.tempParent ? { tempParent: input.tempParent } : {}),
         beforeCreate: input.beforeCreate,
         expectedFixture: input.fixtureSnapshot,
+        ...(input.baseline ? { baseline: input.baseline } : {}),
       });
     } catch (error) {
       const changed = isWorkspaceError(error) && error.code === "fixture-changed";

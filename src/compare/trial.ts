@@ -18,6 +18,7 @@ import {
   createTrialWorkspace,
   diffSnapshots,
   isWorkspaceError,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -63,6 +64,8 @@ export interface TrialContext {
   sandbox: CommandSandbox;
   /** Seals the trial's record, so --resume and regrade can tell it from a planted one. */
   runKey: RunKey;
+  /** The task's baseline the run shares; without it the trial's copies commit their own. */
+  baseline?: SharedBaseline;
 }
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
@@ -182,6 +185,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
         held.tempDir = tempDir;
       },
       expectedFixture: context.fixtureSnapshot,
+      ...(context.baseline ? { baseline: context.baseline } : {}),
     });
     held.workspace = workspace;
     agentScrub = workspace.scrubPaths;
@@ -339,6 +343,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       changedFiles,
       finalText: evidence.receipt?.finalText ?? "",
       sandbox: context.sandbox,
+      ...(context.baseline ? { baseline: context.baseline } : {}),
       ...(context.tempParent ? { tempParent: context.tempParent } : {}),
       beforeCreate: async (tempDir) => {
         await markWorkspace(context.artifactDir, tempDir);
