@@ -76,7 +76,8 @@ async function harnessTrial(
   return elapsed;
 }
 
-async function experimentPerTrial(experiment: Experiment, outDir: string): Promise<number> {
+/** Runs `experiment` with scripted agents; ms per trial (an infrastructure error throws). */
+export async function experimentPerTrial(experiment: Experiment, outDir: string): Promise<number> {
   const started = performance.now();
   const { verdict } = await runExperiment(experiment, {
     outDir,

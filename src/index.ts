@@ -26,6 +26,7 @@ export {
 } from "./compare/index.js";
 // Execution: executors, receipts, the tool policy, workspaces
 export {
+  type BashOutput,
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
   CodexExecutor,
@@ -33,6 +34,7 @@ export {
   createExecutor,
   type Executor,
   type ExecutorRunInput,
+  type GrepMatch,
   type InfraReason,
   PiExecutor,
   type PiExecutorOptions,
@@ -43,17 +45,15 @@ export {
   type RuntimeSettings,
   redact,
   runtimeReceiptSchema,
-  type BashOutput,
-  type GrepMatch,
   type ScriptedAgent,
   type ScriptedAgentContext,
   ScriptedExecutor,
   type ScriptedTools,
+  startAnthropicLoopback,
+  startResponsesLoopback,
   type ToolDenied,
   type ToolFailed,
   type ToolResult,
-  startAnthropicLoopback,
-  startResponsesLoopback,
 } from "./exec/index.js";
 // Evaluation: graders, the forge scoring seam
 export {

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { INFRA_REASONS, RECEIPT_STATUSES, tokenUsageSchema } from "../exec/index.js";
 import { gradeSchema } from "../graders/index.js";
+import { TOOL_USE_KINDS, toolUseSchema } from "../policy/index.js";
 import { trialRecordSchema, verdictStatisticsSchema } from "../stats/index.js";
 
 const outcomeSchema = trialRecordSchema.shape.outcome;
@@ -13,6 +14,24 @@ export const TRIAL_METRICS_VERSION = "harnesslab.trial-metrics.v1";
 export const VALIDATION_VERSION = "harnesslab.validation.v1";
 export const FROZEN_TASK_VERSION = "harnesslab.frozen-task.v1";
 export const RUN_MANIFEST_VERSION = "harnesslab.run-manifest.v1";
+export const TOOL_USE_VERSION = "harnesslab.tool-use.v1";
+
+/** Per kind, how many tool calls a trial's agent made (denied ones included). */
+export const toolUseCountsSchema = z.strictObject(
+  Object.fromEntries(TOOL_USE_KINDS.map((kind) => [kind, z.int().min(0)])) as Record<
+    (typeof TOOL_USE_KINDS)[number],
+    z.ZodInt
+  >,
+);
+export type ToolUseCounts = z.infer<typeof toolUseCountsSchema>;
+
+/** `tool-use.json`: the agent's tool calls by kind (shell with the command, mcp with server and tool, other). */
+export const toolUseDocumentSchema = z.strictObject({
+  schemaVersion: z.literal(TOOL_USE_VERSION),
+  counts: toolUseCountsSchema,
+  calls: z.array(toolUseSchema),
+});
+export type ToolUseDocument = z.infer<typeof toolUseDocumentSchema>;
 
 /** Causes of a trial's infrastructure error that the harness itself detects. */
 export const HARNESS_INFRA_REASONS = [
@@ -24,6 +43,7 @@ export const HARNESS_INFRA_REASONS = [
   "executor_threw",
   "executor_unresponsive",
   "run_aborted",
+  "forge_failed",
   "harness_error",
 ] as const;
 export const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;
@@ -101,7 +121,15 @@ export const trialMetricsSchema = z.strictObject({
   costUsd: z.number().min(0).nullable(),
   credits: z.number().min(0).nullable(),
   turns: z.int().min(0).nullable(),
+  /**
+   * The four token components weighted by the host's price ratios (input 1, and e.g. cache read
+   * 0.1, cache write 1.25, output 5 for Anthropic): one number that compares runs that cache
+   * differently. Null when the host reports no tokens or has no ratios.
+   */
+  costEquivalentTokens: z.number().min(0).nullable().default(null),
   toolCalls: z.int().min(0).nullable(),
+  /** Tool calls by kind, from the tool policy (absent in records written before it existed). */
+  toolUse: toolUseCountsSchema.nullable().default(null),
   permissionDenials: z.int().min(0),
   /** Earlier attempts that ended in infrastructure errors (oldest first); the trial's own files are its last attempt's. */
   retriedAttempts: z.array(trialAttemptSchema).default([]),
@@ -134,6 +162,8 @@ export const variantSummarySchema = z.strictObject({
   revisionId: z.string(),
   resolutionStatus: z.string(),
   degraded: z.array(z.string()),
+  /** How the variant's agent reached forge tasks' repositories (set when the run had forge tasks). */
+  forgeAccess: z.enum(["mcp", "cli"]).optional(),
 });
 export type VariantSummary = z.infer<typeof variantSummarySchema>;
 
@@ -252,6 +282,8 @@ export const verdictDocumentSchema = z.strictObject({
   baseline: z.string(),
   variants: z.array(variantSummarySchema),
   tasks: z.array(z.string()),
+  /** Each task's tier, for the tasks the manifest gives one (reports group pass rates by it). */
+  taskTiers: z.record(z.string(), z.string()).optional(),
   trialsPerCell: z.int().min(0),
   /** True when the source fixtures were byte-identical before and after the run. */
   fixturesUnchanged: z.boolean(),
@@ -349,6 +381,17 @@ export const frozenTasksSchema = z.strictObject({
       graders: z.array(
         z.strictObject({ id: z.string(), kind: z.string(), contractHash: sha256.nullable() }),
       ),
+      /** Forge tasks: the seed every trial's repository started from. */
+      forge: z
+        .strictObject({
+          seedHash: sha256,
+          repo: z.string(),
+          /** The issues and pull requests the seed holds. */
+          issues: z.int().min(0),
+          pullRequests: z.int().min(0),
+        })
+        .optional(),
+      tier: z.string().optional(),
     }),
   ),
 });
@@ -367,6 +410,8 @@ export const runInputsSchema = z.strictObject({
     z.strictObject({
       fixture: sha256,
       prompt: sha256,
+      /** Forge tasks: the seed's canonical hash and the repository (absent for file tasks). */
+      forge: z.strictObject({ seed: sha256, repo: z.string() }).optional(),
       expectedFiles: z.array(z.string()),
       graders: z.record(
         z.string(),
@@ -395,6 +440,8 @@ export const runInputsSchema = z.strictObject({
   verdictPolicy: z.union([sha256, z.record(z.string(), z.unknown())]),
   /** `bwrap` or `none`: a run is not resumed under other containment (absent in older runs). */
   containment: z.enum(["bwrap", "none"]).optional(),
+  /** Where forge tasks run (local or live, who the agent acts as, the cli programs). */
+  forge: z.record(z.string(), z.unknown()).optional(),
 });
 export type RunInputs = z.infer<typeof runInputsSchema>;
 

@@ -13,7 +13,12 @@ import {
 import { compileHarness, type Diagnostic, formatDiagnostic } from "../language/index.js";
 import { resolveComposition } from "../resolver/index.js";
 import type { InputProblem } from "../shared/index.js";
-import type { Experiment } from "./experiment.js";
+import {
+  type Experiment,
+  FORGE_ACCESS_SETTING,
+  FORGE_ACCESS_VALUES,
+  type ForgeAccess,
+} from "./experiment.js";
 
 export interface CompiledHarnessFiles {
   ok: true;
@@ -68,6 +73,18 @@ export interface AssembledVariant {
   preamble: string;
   /** Components whose realization degraded (the report says why). */
   degraded: string[];
+  /** How the agent reaches a forge task's repository (`configure { forge.access = … }`). */
+  forgeAccess: ForgeAccess;
+}
+
+/** The revision's `forge.access` setting; `mcp` when it sets none, undefined for a bad value. */
+export function forgeAccessOf(revision: HarnessRevision): ForgeAccess | undefined {
+  const setting = revision.settings.find((s) => s.key === FORGE_ACCESS_SETTING);
+  if (setting === undefined) return "mcp";
+  const value = setting.value.value;
+  return (FORGE_ACCESS_VALUES as readonly unknown[]).includes(value)
+    ? (value as ForgeAccess)
+    : undefined;
 }
 
 export type AssembleResult =
@@ -97,6 +114,14 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       });
       continue;
     }
+    const forgeAccess = forgeAccessOf(revision);
+    if (forgeAccess === undefined) {
+      problems.push({
+        path: variant.compositionField,
+        message: `composition "${variant.composition}" sets ${FORGE_ACCESS_SETTING} to a value other than ${FORGE_ACCESS_VALUES.map((v) => JSON.stringify(v)).join(" or ")}`,
+      });
+      continue;
+    }
     variants.set(variant.id, {
       variantId: variant.id,
       revision,
@@ -105,6 +130,7 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       degraded: revision.realization
         .filter((r) => r.action === "degraded")
         .map((r) => r.componentId),
+      forgeAccess,
     });
   }
   if (problems.length > 0) return { ok: false, problems };

@@ -37,8 +37,15 @@ export function combineGrades(grades: readonly Grade[]): {
   return { score: Math.round(score * 100) / 100, passed: grades.every((g) => g.passed) };
 }
 
+/** Each failed grade's own summary when it gives one (the forge differences), else its checks. */
 function failedChecks(grades: readonly Grade[]): string[] {
-  return grades.flatMap((g) => g.checks.filter((c) => !c.passed).map((c) => `${g.grader}/${c.id}`));
+  return grades.flatMap((g) =>
+    g.passed
+      ? []
+      : g.summary !== undefined
+        ? [`${g.grader}: ${g.summary}`]
+        : g.checks.filter((c) => !c.passed).map((c) => `${g.grader}/${c.id}`),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 // otherwise the run is refused, unless nothing in it runs the trial's code or the user asked for
 // --unsafe-no-sandbox, and then the verdict says so in its first line.
 import { homedir } from "node:os";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QODER_NOT_CONTAINABLE } from "../exec/index.js";
 import {
@@ -13,6 +13,7 @@ import {
 } from "../sandbox/index.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment } from "./experiment.js";
+import { defaultStateDir } from "./record-seal.js";
 
 /** The installed harnesslab package (`dist/` and the sources beside it): no command may read it. */
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -59,9 +60,18 @@ export interface ChosenSandbox {
   record: ContainmentRecord;
 }
 
-/** Paths every run hides from its commands besides its own --out and fixtures. */
+/**
+ * Paths every run hides from its commands besides its own --out and fixtures: the harness's own
+ * install, the user's home, the run keys (wherever $HARNESSLAB_STATE_DIR puts them), and npm's
+ * global configuration beside the Node.js running the harness (it may hold registry tokens).
+ */
 export function alwaysHidden(): string[] {
-  return [PACKAGE_ROOT, homedir()];
+  return [
+    PACKAGE_ROOT,
+    homedir(),
+    defaultStateDir(),
+    join(dirname(dirname(process.execPath)), "etc", "npmrc"),
+  ];
 }
 
 /**

@@ -1,6 +1,7 @@
 // The experiment model: what every manifest version becomes once loaded and checked.
 // The runner, planner and reports only ever see this shape, never a manifest document.
 import type { HostId } from "../hosts/index.js";
+import type { IntendedChange, RepoState, RequiredFact } from "../scoring/index.js";
 import type { VerdictPolicy } from "../stats/index.js";
 
 /** Agent runtimes of SPEC §2, in the order manifests and messages list them. */
@@ -41,6 +42,58 @@ export type GraderSpec =
       id: "readme-package-v1";
       /** Absolute path of the grader contract (SPEC §5.4). */
       contractFile: string;
+    }
+  | {
+      kind: "forge-state";
+      id: "forge-state";
+      /** The whole expected end state: the seed with the intended changes, or the given file. */
+      expected: RepoState;
+      /** Where it came from, as the manifest says (absolute path of a file, or the changes). */
+      source: { changes: IntendedChange[] } | { file: string };
+    }
+  | {
+      kind: "read-facts";
+      id: "read-facts";
+      facts: RequiredFact[];
+    };
+
+/** How a variant's agent reaches a forge task's repository (its composition's `forge.access`). */
+export type ForgeAccess = "mcp" | "cli";
+export const FORGE_ACCESS_VALUES = ["mcp", "cli"] as const satisfies readonly ForgeAccess[];
+/** The composition setting that chooses it; absent means `mcp`. */
+export const FORGE_ACCESS_SETTING = "forge.access";
+
+/** A forge task's repository: seeded for every trial. */
+export interface ForgeTaskSpec {
+  /** Absolute path of the seed file. */
+  seedFile: string;
+  /** The seed, validated. */
+  seed: RepoState;
+  /** owner/name on the local forge (live mode makes a throwaway repository instead). */
+  repo: string;
+}
+
+/** Where an experiment's forge tasks run. */
+export type ForgeSettings =
+  | {
+      kind: "local";
+      /** Who the agent acts as. */
+      user: string;
+      /** Who opened the seeded issues and pull requests. */
+      author: string;
+      /** Programs a `cli` agent may run with any arguments. */
+      commands: string[];
+    }
+  | {
+      kind: "gitea";
+      /** The instance root. */
+      url: string;
+      tokenEnv: string;
+      owner: string;
+      user: string;
+      /** Who opens the seeded issues and pull requests. */
+      author: string;
+      commands: string[];
     };
 
 export interface TaskSpec {
@@ -57,6 +110,10 @@ export interface TaskSpec {
   graders: GraderSpec[];
   /** Where the task sits in the manifest (`task`, `tasks[2]`), for error messages. */
   manifestField: string;
+  /** Set for a forge task: the agent works on a seeded repository. */
+  forge?: ForgeTaskSpec;
+  /** The tier the reports group the task in, when the manifest gives one. */
+  tier?: string;
 }
 
 /** The scripted host's agent for one variant. */
@@ -143,6 +200,8 @@ export interface Experiment {
   verdict: VerdictPolicy;
   /** Trials run at once (1..16). */
   concurrency: number;
+  /** Where forge tasks run; set when the experiment has a forge task. */
+  forge?: ForgeSettings;
   /** Set for an A/A run (`compare run --calibrate`): the baseline and the id of its copy. */
   calibration?: { variant: string; copy: string };
 }

@@ -4,6 +4,7 @@
 // file git was told to ignore, a FIFO, a fixture changed and restored) can reach a grade.
 import type { Grade, GradeCheck } from "../graders/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
+import type { RepoState } from "../scoring/index.js";
 import {
   applyPatch,
   createTrialWorkspace,
@@ -42,8 +43,10 @@ export interface GradePatchInput {
   patch: Uint8Array;
   changedFiles: string[];
   finalText: string;
+  /** Forge tasks: the repository's state after the agent (what forge-state grades). */
+  forgeState?: RepoState;
   sandbox: CommandSandbox;
-  /** The task's baseline the run shares, which the grading copy then links instead of committing. */
+  /** The task's baseline the run shares, which each grading copy links instead of committing. */
   baseline?: SharedBaseline;
   tempParent?: string;
   /** Notes the grading workspace's directory before it exists (for --resume to clean up). */
@@ -64,16 +67,24 @@ export interface GradePatchResult {
   scrubPaths: (text: string) => string;
 }
 
-/** Grades one trial's patch on a fresh, verified copy of the fixture; removes the copy after. */
+/**
+ * Grades one trial's patch on fresh, verified copies of the fixture; removes each copy after.
+ * Every grader gets a copy of its own: a grader that runs the trial's code (`npm test` imports
+ * it) runs it with the copy writable, and that code could otherwise rewrite what the next
+ * grader reads (its script, the tests) and pass a change that fixes nothing.
+ */
 export async function gradePatch(input: GradePatchInput): Promise<GradePatchResult> {
-  let workspace: TrialWorkspace | undefined;
+  const copies: TrialWorkspace[] = [];
   let running: string | undefined;
   const grades: Grade[] = [];
   const result = (fields: Partial<GradePatchResult>): GradePatchResult => {
-    const scrub = workspace ? workspace.scrubPaths : (text: string) => text;
+    const scrubbers = copies.map((copy) => copy.scrubPaths);
+    const scrub = (text: string) => scrubbers.reduce((out, scrubPaths) => scrubPaths(out), text);
     return { grades, scrubPaths: scrub, ...fields };
   };
-  try {
+  /** A fresh copy of the fixture with the patch applied, or why there is none. */
+  const patchedCopy = async (): Promise<TrialWorkspace | GradePatchResult> => {
+    let workspace: TrialWorkspace;
     try {
       workspace = await createTrialWorkspace(input.task.fixtureDir, {
         ...(input.tempParent ? { tempParent: input.tempParent } : {}),
@@ -90,32 +101,35 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         },
       });
     }
-    if (input.patch.length > 0) {
-      const applied = await applyPatch(workspace.root, input.patch, {
-        tempDir: workspace.scratchDir,
-      });
-      if (!applied.ok) {
-        // A patch captured from this very fixture always applies; one that does not was made
-        // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
-        if (input.expectedTree !== undefined) {
-          grades.push(
-            integrityGrade(
-              "patch-applies",
-              `the trial's patch does not apply to a fresh copy of the fixture: ${applied.message}`,
-            ),
-          );
-          return result({});
-        }
-        return result({
-          harnessFailure: {
-            reason: "grader_failed",
-            message: `the recorded patch does not apply: ${applied.message}`,
-          },
-        });
-      }
+    copies.push(workspace);
+    if (input.patch.length === 0) return workspace;
+    const applied = await applyPatch(workspace.root, input.patch, {
+      tempDir: workspace.scratchDir,
+    });
+    if (applied.ok) return workspace;
+    // A patch captured from this very fixture always applies; one that does not was made
+    // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
+    if (input.expectedTree !== undefined && copies.length === 1) {
+      grades.push(
+        integrityGrade(
+          "patch-applies",
+          `the trial's patch does not apply to a fresh copy of the fixture: ${applied.message}`,
+        ),
+      );
+      return result({});
     }
+    return result({
+      harnessFailure: {
+        reason: "grader_failed",
+        message: `the recorded patch does not apply: ${applied.message}`,
+      },
+    });
+  };
+  try {
+    const first = await patchedCopy();
+    if (!isWorkspace(first)) return first;
     if (input.expectedTree !== undefined) {
-      const reproduced = await snapshotTree(workspace.root, { mode: "trial" });
+      const reproduced = await snapshotTree(first.root, { mode: "trial" });
       const differing = treeDifferences(input.expectedTree, reproduced);
       if (differing.length > 0) {
         grades.push(
@@ -128,14 +142,23 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         return result({});
       }
     }
-    for (const prepared of input.graders) {
+    for (const [index, prepared] of input.graders.entries()) {
       running = prepared.id;
+      let copy = first;
+      if (index > 0) {
+        // The previous grader's copy is done with: only one copy is on disk at a time.
+        await copies.at(-1)?.cleanup();
+        const fresh = await patchedCopy();
+        if (!isWorkspace(fresh)) return fresh;
+        copy = fresh;
+      }
       const grade = await prepared.grader.grade({
-        trialRoot: workspace.root,
+        trialRoot: copy.root,
         changedFiles: input.changedFiles,
         expectedFiles: input.task.expectedFiles,
         finalText: input.finalText,
-        scratchDir: workspace.scratchDir,
+        ...(input.forgeState === undefined ? {} : { forgeState: input.forgeState }),
+        scratchDir: copy.scratchDir,
         sandbox: input.sandbox,
         ...(input.signal ? { signal: input.signal } : {}),
       });
@@ -156,6 +179,10 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       },
     });
   } finally {
-    await workspace?.cleanup().catch(() => {});
+    await Promise.all(copies.map((copy) => copy.cleanup().catch(() => {})));
   }
+}
+
+function isWorkspace(value: TrialWorkspace | GradePatchResult): value is TrialWorkspace {
+  return "root" in value;
 }

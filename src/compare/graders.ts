@@ -4,6 +4,8 @@
 import { isAbsolute, win32 } from "node:path";
 import {
   createCommandGrader,
+  createForgeStateGrader,
+  createReadFactsGrader,
   createReadmePackageGrader,
   createScopeGrader,
   type Grade,
@@ -21,41 +23,56 @@ export interface PreparedGrader {
   contractHash: string | null;
 }
 
+/** A grader of `spec`, with the hash of its contract (the value it grades against) when it has one. */
+function preparedGrader(
+  spec: { id: string; kind: string },
+  grader: Grader,
+  contract: unknown = null,
+): PreparedGrader {
+  return {
+    id: spec.id,
+    kind: spec.kind,
+    grader,
+    contractHash: contract === null ? null : `sha256:${sha256Hex(canonicalJson(contract))}`,
+  };
+}
+
 export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> {
   const prepared: PreparedGrader[] = [];
   for (const spec of task.graders) {
     switch (spec.kind) {
       case "scope":
-        prepared.push({
-          id: spec.id,
-          kind: spec.kind,
-          grader: createScopeGrader({ mode: spec.mode }),
-          contractHash: null,
-        });
+        prepared.push(preparedGrader(spec, createScopeGrader({ mode: spec.mode })));
         break;
       case "command":
-        prepared.push({
-          id: spec.id,
-          kind: spec.kind,
-          grader: createCommandGrader({
-            id: spec.id,
-            argv: spec.argv,
-            timeoutMs: spec.timeoutMs,
-            expectedExitCode: spec.expectedExitCode,
-          }),
-          contractHash: null,
-        });
+        prepared.push(
+          preparedGrader(
+            spec,
+            createCommandGrader({
+              id: spec.id,
+              argv: spec.argv,
+              timeoutMs: spec.timeoutMs,
+              expectedExitCode: spec.expectedExitCode,
+            }),
+          ),
+        );
         break;
       case "readme-package-v1": {
         const contract = await loadReadmeContract(spec.contractFile);
-        prepared.push({
-          id: spec.id,
-          kind: spec.kind,
-          grader: createReadmePackageGrader(contract),
-          contractHash: `sha256:${sha256Hex(canonicalJson(contract))}`,
-        });
+        prepared.push(preparedGrader(spec, createReadmePackageGrader(contract), contract));
         break;
       }
+      // The expected state and the facts are these graders' contracts: their hashes pin them.
+      case "forge-state":
+        prepared.push(
+          preparedGrader(spec, createForgeStateGrader({ expected: spec.expected }), spec.expected),
+        );
+        break;
+      case "read-facts":
+        prepared.push(
+          preparedGrader(spec, createReadFactsGrader({ facts: spec.facts }), spec.facts),
+        );
+        break;
     }
   }
   return prepared;

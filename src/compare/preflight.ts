@@ -1,6 +1,8 @@
 // Every check a run makes before its first trial, in one place: `compare run` stops on the
 // first that fails, and `compare validate` reports them all, so "valid" means "will start".
-import { resolve } from "node:path";
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
+import { delimiter, join, resolve } from "node:path";
 import { type HostId, hostReadiness } from "../exec/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { InputProblem } from "../shared/index.js";
@@ -111,6 +113,15 @@ export async function preflight(
       return { failures };
   }
 
+  if (options.checkHost && assembled.ok) {
+    const problems = await forgeReadiness(
+      experiment,
+      assembled.variants,
+      options.env ?? process.env,
+    );
+    if (failed("forge tasks cannot run here", problems)) return { failures };
+  }
+
   if (failures.length > 0 || !assembled.ok || containment === undefined) return { failures };
   return {
     prepared: {
@@ -134,4 +145,44 @@ export async function prepareOrThrow(
     throw new ExperimentInputError(experiment.manifestPath, first.problems, first.headline);
   if (prepared === undefined) throw new Error("preflight: nothing prepared and nothing failed");
   return prepared;
+}
+
+async function onPath(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  for (const dir of (env.PATH ?? "").split(delimiter).filter(Boolean))
+    if (
+      await access(join(dir, program), constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
+  return false;
+}
+
+/**
+ * What forge tasks need before a trial: live mode's token in its variable, and for a variant
+ * that reaches the forge with commands, each named program installed (every trial would
+ * otherwise fail at its first command, after its agent was paid for).
+ */
+async function forgeReadiness(
+  experiment: Experiment,
+  variants: ReadonlyMap<string, AssembledVariant>,
+  env: NodeJS.ProcessEnv,
+): Promise<InputProblem[]> {
+  const forge = experiment.forge;
+  if (forge === undefined) return [];
+  const problems: InputProblem[] = [];
+  if (forge.kind === "gitea" && (env[forge.tokenEnv] ?? "") === "")
+    problems.push({
+      path: "forge.tokenEnv",
+      message: `live mode reads the token from ${forge.tokenEnv}, which is not set: set it to a token of ${forge.user} on ${forge.url}`,
+    });
+  if ([...variants.values()].some((variant) => variant.forgeAccess === "cli"))
+    for (const program of forge.commands)
+      if (!(await onPath(program, env)))
+        problems.push({
+          path: "forge.commands",
+          message: `${program} is not on PATH: a variant whose composition sets forge.access = "cli" could not run it; install it or remove it from forge.commands`,
+        });
+  return problems;
 }

@@ -15,6 +15,7 @@ import {
 } from "../exec/index.js";
 import { type Grade, loadReadmeContract } from "../graders/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
+import { type RepoState, validateRepoState } from "../scoring/index.js";
 import {
   type InputProblem,
   InvalidInputError,
@@ -664,6 +665,8 @@ async function regradeTrial(
   let tempDir: string | undefined;
   const patch = await readFile(join(dir, "patch.diff"));
   const finalText = await readFile(join(dir, "response.txt"), "utf8").catch(() => "");
+  // A forge trial is graded on the state the run captured after its agent (sealed with it).
+  const forgeState = task.forge === undefined ? undefined : await recordedForgeState(dir);
   const graded = await gradePatch({
     task,
     graders: options.graders,
@@ -672,6 +675,7 @@ async function regradeTrial(
     patch,
     changedFiles: old.changedFiles,
     finalText,
+    ...(forgeState === undefined ? {} : { forgeState }),
     sandbox: options.sandbox,
     tempParent: options.tempParent,
     // Noted before the directory exists, so a regrade killed at any point leaves no
@@ -723,6 +727,14 @@ async function regradeTrial(
       failedChecks: g.checks.filter((c) => !c.passed).map((c) => c.id),
     })),
   };
+}
+
+/** The trial's `forge-after.json`, when it holds a valid state (the graders say when it does not). */
+async function recordedForgeState(dir: string): Promise<RepoState | undefined> {
+  const value = await readJsonFile(join(dir, "forge-after.json")).catch(() => undefined);
+  if (value === undefined) return undefined;
+  const validated = validateRepoState(value);
+  return validated.ok ? validated.value : undefined;
 }
 
 function parseContractArgs(values: readonly string[], cwd = process.cwd()): GraderContractArg[] {

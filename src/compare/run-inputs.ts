@@ -35,6 +35,11 @@ export function graderSettings(grader: GraderSpec): unknown {
     const { contractFile: _where, ...rest } = grader;
     return rest;
   }
+  if (grader.kind === "forge-state") {
+    // The expected state itself is the setting; where a file of it lies is not.
+    const { source, ...rest } = grader;
+    return "changes" in source ? grader : rest;
+  }
   return grader;
 }
 
@@ -49,6 +54,9 @@ export function describeRunInputs(sources: RunInputSources): RunInputs {
         {
           fixture: sources.fixtureHashes[task.id] ?? hashOf(null),
           prompt: `sha256:${sha256Hex(task.prompt)}`,
+          ...(task.forge === undefined
+            ? {}
+            : { forge: { seed: hashOf(task.forge.seed), repo: task.forge.repo } }),
           expectedFiles: [...task.expectedFiles],
           graders: Object.fromEntries(
             task.graders.map((grader) => [
@@ -72,6 +80,7 @@ export function describeRunInputs(sources: RunInputSources): RunInputs {
     runtime: plain(experiment.runtime),
     verdictPolicy: plain(experiment.verdict),
     ...(sources.containment === undefined ? {} : { containment: sources.containment }),
+    ...(experiment.forge === undefined ? {} : { forge: plain(experiment.forge) }),
   };
 }
 
@@ -115,6 +124,14 @@ export function differingInputs(then: RunInputs, now: RunInputs): string[] {
       out.push(changed(`the fixture of task ${id}`, short(before.fixture), short(after.fixture)));
     if (before.prompt !== after.prompt)
       out.push(changed(`the prompt of task ${id}`, short(before.prompt), short(after.prompt)));
+    if (before.forge?.seed !== after.forge?.seed)
+      out.push(
+        changed(
+          `the forge seed of task ${id}`,
+          short(before.forge?.seed ?? null),
+          short(after.forge?.seed ?? null),
+        ),
+      );
     const filesThen = before.expectedFiles.join(", ") || "none";
     const filesNow = after.expectedFiles.join(", ") || "none";
     if (filesThen !== filesNow)
@@ -187,6 +204,10 @@ export function differingInputs(then: RunInputs, now: RunInputs): string[] {
       now.verdictPolicy,
     ),
   );
+  if (then.forge !== undefined || now.forge !== undefined)
+    out.push(
+      ...settingsDiffer("forge", "the forge settings differ", then.forge ?? {}, now.forge ?? {}),
+    );
   return out;
 }
 

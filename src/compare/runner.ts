@@ -26,6 +26,7 @@ import {
   type FrozenTasks,
   RUN_MANIFEST_VERSION,
   type RunManifest,
+  TOOL_USE_VERSION,
   TRIAL_METRICS_VERSION,
   type TrialAttempt,
   type TrialMetrics,
@@ -134,6 +135,8 @@ export interface RunExperimentOptions {
   sandbox?: CommandSandbox;
   /** Where the run's record key is kept (default: $HARNESSLAB_STATE_DIR or the user's state directory). */
   stateDir?: string;
+  /** Live mode: keep each trial's throwaway repository instead of deleting it (--keep-forge-repos). */
+  keepForgeRepos?: boolean;
   /**
    * Check before the first trial that the runtime host can start here (its SDK installed,
    * credentials set, a configured endpoint answering), and stop with what to do if not.
@@ -267,6 +270,17 @@ async function runHoldingLock(
           kind: g.kind,
           contractHash: g.contractHash,
         })),
+        ...(task.forge === undefined
+          ? {}
+          : {
+              forge: {
+                seedHash: `sha256:${sha256Hex(canonicalJson(task.forge.seed))}`,
+                repo: task.forge.repo,
+                issues: task.forge.seed.issues?.length ?? 0,
+                pullRequests: task.forge.seed.pullRequests?.length ?? 0,
+              },
+            }),
+        ...(task.tier === undefined ? {} : { tier: task.tier }),
       };
     }),
   };
@@ -281,6 +295,8 @@ async function runHoldingLock(
       runtime: experiment.runtime,
       verdict: experiment.verdict,
       trials: experiment.trials,
+      // Absent for experiments without forge tasks, so their inputs hash is what it was.
+      ...(experiment.forge === undefined ? {} : { forge: experiment.forge }),
     }),
   )}`;
   runManifest.evidence.inputs = describeRunInputs({
@@ -403,6 +419,8 @@ async function runHoldingLock(
       sandbox: containment.sandbox,
       runKey,
       ...(baseline ? { baseline } : {}),
+      env: options.env ?? process.env,
+      ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.tempParent ? { tempParent: options.tempParent } : {}),
       ...(options.executorGraceMs === undefined
@@ -545,7 +563,9 @@ async function runTrialOrRecord(
       costUsd: null,
       credits: null,
       turns: null,
+      costEquivalentTokens: null,
       toolCalls: null,
+      toolUse: null,
       permissionDenials: 0,
       retriedAttempts: context.retriedAttempts ?? [],
     };
@@ -568,6 +588,10 @@ async function runTrialOrRecord(
         `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: [], error: null }, null, 2)}\n`,
       ],
       ["runtime-receipt.json", "null\n"],
+      [
+        "tool-use.json",
+        `${JSON.stringify({ schemaVersion: TOOL_USE_VERSION, counts: { shell: 0, mcp: 0, other: 0 }, calls: [] }, null, 2)}\n`,
+      ],
     ];
     await Promise.all(
       placeholders.map(([name, content]) =>

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import {
   frozenTasksSchema,
   runManifestSchema,
+  toolUseDocumentSchema,
   trialMetricsSchema,
   validationDocumentSchema,
   verdictDocumentSchema,
@@ -18,4 +19,5 @@ export const jsonSchemas: Record<string, z.ZodType> = {
   verdict: verdictDocumentSchema,
   "trial-metrics": trialMetricsSchema,
   validation: validationDocumentSchema,
+  "tool-use": toolUseDocumentSchema,
 };

@@ -6,6 +6,7 @@
 // A missing or unreadable file reads as empty: the page shows whatever evidence is left.
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
+import { type WriteLogEntry, writeLogSchema } from "../forge/index.js";
 import {
   clipDecision,
   type DecisionsExcerpt,
@@ -376,19 +377,60 @@ async function readChecks(path: string): Promise<{ checks: TrialCheck[]; clip?: 
   };
 }
 
+/** The forge write log shown per trial: its first entries, read from at most this many bytes. */
+const WRITE_LOG_BYTES = 256 * 1024;
+const WRITE_LOG_ROWS = 50;
+
+/** A forge trial's write log (bounded), and which state files it has; undefined for other trials. */
+async function readForgeEvidence(trialDir: string): Promise<TrialDetails["forge"]> {
+  const exists = async (name: string) => {
+    const handle = await openOrNull(join(trialDir, name));
+    await handle?.close();
+    return handle !== null;
+  };
+  const [before, after] = await Promise.all([
+    exists("forge-before.json"),
+    exists("forge-after.json"),
+  ]);
+  if (!before) return undefined;
+  const { text, clip } = await readTextPrefix(
+    join(trialDir, "forge-write-log.json"),
+    WRITE_LOG_BYTES,
+  );
+  let entries: WriteLogEntry[] = [];
+  if (clip === undefined)
+    try {
+      const parsed = writeLogSchema.safeParse(JSON.parse(text));
+      if (parsed.success) entries = parsed.data;
+    } catch {
+      // an unreadable log shows as empty; the file is linked
+    }
+  return {
+    hasAfter: after,
+    writes: entries.slice(0, WRITE_LOG_ROWS).map((e) => ({
+      method: e.method,
+      path: e.path,
+      actor: e.actor,
+      status: e.status,
+    })),
+    totalWrites: clip === undefined ? entries.length : null,
+  };
+}
+
 /** One trial's evidence for the page, within `limits` (from `evidenceLimits`). */
 export async function readTrialEvidence(
   trialDir: string,
   limits: EvidenceLimits,
   validationFile = "validation.json",
 ): Promise<TrialDetails> {
-  const [patch, response, stderr, trace, decisions, checks] = await Promise.all([
+  const [patch, response, stderr, trace, decisions, checks, forge] = await Promise.all([
     readTextPrefix(join(trialDir, "patch.diff"), limits.diff.maxLines * PATCH_BYTES_PER_LINE, true),
     readTextPrefix(join(trialDir, "response.txt"), TEXT_BYTES),
     readTextPrefix(join(trialDir, "stderr.txt"), TEXT_BYTES),
     readTraceExcerpt(join(trialDir, "trace.jsonl"), limits.traceRows),
     readDecisionsExcerpt(join(trialDir, "permission-decisions.json"), limits.decisionRows),
     readChecks(join(trialDir, validationFile)),
+    readForgeEvidence(trialDir),
   ]);
   const clips: NonNullable<TrialDetails["clips"]> = {};
   if (patch.clip) clips.patch = patch.clip;
@@ -402,6 +444,7 @@ export async function readTrialEvidence(
     trace,
     decisions,
     checks: checks.checks,
+    ...(forge === undefined ? {} : { forge }),
     ...(Object.keys(clips).length > 0 ? { clips } : {}),
   };
 }

@@ -3,7 +3,7 @@
 // infrastructure error with its evidence; nothing here throws past `runTrial`.
 import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
 import {
   permissionDecisionsDocument,
@@ -11,8 +11,11 @@ import {
   redact,
   redactText,
 } from "../exec/index.js";
-import { createToolPolicy } from "../policy/index.js";
+import type { WriteLogEntry } from "../forge/index.js";
+import { costEquivalentTokens } from "../hosts/index.js";
+import { createToolPolicy, TOOL_USE_KINDS, type ToolUse } from "../policy/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
+import type { RepoState } from "../scoring/index.js";
 import { escapeRegExp, replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
 import {
   createTrialWorkspace,
@@ -25,6 +28,9 @@ import {
   unpatchableEntries,
 } from "../workspace/index.js";
 import {
+  TOOL_USE_VERSION,
+  type ToolUseCounts,
+  type ToolUseDocument,
   TRIAL_METRICS_VERSION,
   type TrialAttempt,
   type TrialInfraReason,
@@ -35,6 +41,7 @@ import {
 import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
+import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
 import { type RunKey, sealRecord } from "./record-seal.js";
@@ -66,9 +73,47 @@ export interface TrialContext {
   runKey: RunKey;
   /** The task's baseline the run shares; without it the trial's copies commit their own. */
   baseline?: SharedBaseline;
+  /** Where live mode's forge token is read from (default: the process's environment). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Live mode: keep each trial's throwaway repository (--keep-forge-repos). */
+  keepForgeRepos?: boolean;
+}
+
+/** A forge trial's evidence: the state before and after the agent, and every write it made. */
+interface ForgeEvidence {
+  before: RepoState;
+  after?: RepoState;
+  writeLog?: WriteLogEntry[];
+  location: string;
+}
+
+/** The preamble with the forge section a forge task adds (where the repository is, how to reach it). */
+function withForgeNote(preamble: string, note: string): string {
+  const head = preamble.trimEnd();
+  return `${head === "" ? "" : `${head}\n\n`}Forge: ${note}\n`;
+}
+
+function toolUseCounts(calls: readonly ToolUse[]): ToolUseCounts {
+  const counts = Object.fromEntries(TOOL_USE_KINDS.map((kind) => [kind, 0])) as ToolUseCounts;
+  for (const call of calls) counts[call.kind] += 1;
+  return counts;
 }
 
 const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
+
+/**
+ * The most bytes of added or changed files a trial's patch may carry. A binary patch grows by
+ * about a quarter, and the patch must fit in one string (512 MiB in V8) to be captured at all.
+ */
+export const MAX_CHANGED_BYTES = 256 * 1024 * 1024;
+
+/** Bytes of the files at `paths` in a snapshot (links and directories count nothing). */
+function bytesOf(snapshot: TreeSnapshot, paths: readonly string[]): number {
+  const wanted = new Set(paths);
+  let total = 0;
+  for (const entry of snapshot.files) if (wanted.has(entry.path)) total += entry.bytes;
+  return total;
+}
 
 function agentArgument(agent: AgentSpec | undefined): string | undefined {
   if (agent === undefined) return undefined;
@@ -164,8 +209,13 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
   let patchRedacted = false;
   let stderrNotes: string[] = [];
   let decisions: ReturnType<ReturnType<typeof createToolPolicy>["decisions"]> = [];
-  // The text the agent receives (prompt.txt): the composition's preamble, then the task prompt.
-  const prompt = promptWithPreamble(task.prompt, assembled.preamble);
+  // The text the agent receives (prompt.txt): the composition's preamble (with a forge task's
+  // forge section), then the task prompt.
+  let preamble = assembled.preamble;
+  let prompt = promptWithPreamble(task.prompt, preamble);
+  let forge: TrialForge | undefined;
+  let forgeEvidence: ForgeEvidence | undefined;
+  let toolUse: ToolUse[] | null = null;
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
   let agentScrub = (text: string) => text;
@@ -196,6 +246,31 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     };
   }
 
+  if (workspace && !evidence.harnessFailure && task.forge !== undefined) {
+    try {
+      if (experiment.forge === undefined) throw new Error("the experiment has no forge settings");
+      forge = await startTrialForge({
+        forge: task.forge,
+        settings: experiment.forge,
+        access: assembled.forgeAccess,
+        sandbox: context.sandbox,
+        // The trial's own temporary directory: harness-owned, and no sandbox binds it.
+        privateDir: dirname(workspace.scratchDir),
+        env: context.env ?? process.env,
+        label: `${task.id}-${variant.id}-${job.trialIndex}`,
+        ...(context.keepForgeRepos ? { keepRepo: true } : {}),
+      });
+      forgeEvidence = { before: forge.before, location: forge.location };
+      preamble = withForgeNote(preamble, forge.note);
+      prompt = promptWithPreamble(task.prompt, preamble);
+    } catch (error) {
+      evidence.harnessFailure = {
+        reason: "forge_failed",
+        message: `cannot prepare the trial's forge: ${errorText(error)}`,
+      };
+    }
+  }
+
   if (workspace && !evidence.harnessFailure) {
     const settings = toolSettings(experiment);
     const policy = createToolPolicy({
@@ -203,6 +278,8 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       allowedWrites: task.expectedFiles,
       allowedCommands: experiment.runtime.validationCommands,
       tools: settings.tools,
+      mcpTools: forge?.access.mcp?.tools ?? [],
+      commandPrograms: forge?.access.commands ?? [],
     });
     // An executor must honour its own timeout; one that does not return within the
     // budget plus a grace period is abandoned so one hung SDK cannot stall the run.
@@ -224,7 +301,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       const outcome = await Promise.race([
         context.executor.run({
           prompt,
-          preamble: assembled.preamble,
+          preamble,
           cwd: workspace.root,
           policy,
           timeoutMs: experiment.runtime.timeoutMs,
@@ -239,6 +316,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
           trialIndex: job.trialIndex,
           variant: variant.id,
           task: task.id,
+          ...(forge === undefined ? {} : { forge: forge.access }),
         }),
         abandoned,
       ]);
@@ -256,6 +334,25 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       clearTimeout(guardTimer);
     }
     decisions = policy.decisions();
+    toolUse = policy.toolUse();
+  }
+
+  // The forge's state is read once the agent stopped (and before grading, which needs it).
+  if (forge !== undefined && forgeEvidence !== undefined) {
+    if (!evidence.harnessFailure)
+      try {
+        const captured = await forge.capture();
+        forgeEvidence.after = captured.after;
+        forgeEvidence.writeLog = captured.writeLog;
+      } catch (error) {
+        evidence.harnessFailure = {
+          reason: "forge_failed",
+          message: `cannot read the trial's forge after the agent: ${errorText(error)}`,
+        };
+      }
+    await forge.close().catch((error: unknown) => {
+      stderrNotes.push(`harness: the trial's forge did not close cleanly: ${errorText(error)}`);
+    });
   }
 
   let afterTree: TreeSnapshot | undefined;
@@ -273,7 +370,17 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       // counted, whatever git says.
       const drift = diffSnapshots(context.fixtureSnapshot, after);
       const unpatchable = unpatchableEntries(after);
-      if (unpatchable.length > 0) {
+      const changedBytes = bytesOf(after, [...drift.added, ...drift.modified]);
+      if (unpatchable.length === 0 && changedBytes > MAX_CHANGED_BYTES) {
+        changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
+        if (gradable())
+          evidence.grades = [
+            integrityGrade(
+              "patchable",
+              `the trial added or changed ${changedBytes} bytes of files; a patch carries at most ${MAX_CHANGED_BYTES}`,
+            ),
+          ];
+      } else if (unpatchable.length > 0) {
         changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
         if (gradable())
           evidence.grades = [
@@ -308,21 +415,22 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
         patchRedacted = scrubbed.redacted;
       }
     } catch (error) {
-      // Only the trial touches its repository between the baseline and now: a .git it deleted
-      // or replaced is its own failure, not the environment's.
-      if (isWorkspaceError(error) && error.causedByTrial) {
-        if (gradable())
-          evidence.grades = [
-            integrityGrade(
-              "repository-intact",
-              `the trial damaged its repository: ${error.message}`,
-            ),
-          ];
-      } else
-        evidence.harnessFailure = {
-          reason: workspaceReason(error, "patch_capture_failed"),
-          message: errorText(error),
-        };
+      // Between the baseline and now only the trial has touched its workspace: whatever keeps
+      // the harness from listing or capturing it (a .git deleted or replaced, a name git
+      // refuses, one that is not UTF-8, a tree deeper than a path can name, millions of files)
+      // is the trial's failure, never an infrastructure error it could have retried.
+      if (gradable())
+        evidence.grades = [
+          isWorkspaceError(error) && error.code === "patch-failed" && error.causedByTrial
+            ? integrityGrade(
+                "repository-intact",
+                `the trial damaged its repository: ${error.message}`,
+              )
+            : integrityGrade(
+                "patchable",
+                `the harness cannot list or capture what the trial left: ${errorText(error)}`,
+              ),
+        ];
     }
   }
 
@@ -342,6 +450,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       patch: patchBytes ?? new Uint8Array(),
       changedFiles,
       finalText: evidence.receipt?.finalText ?? "",
+      ...(forgeEvidence?.after === undefined ? {} : { forgeState: forgeEvidence.after }),
       sandbox: context.sandbox,
       ...(context.baseline ? { baseline: context.baseline } : {}),
       ...(context.tempParent ? { tempParent: context.tempParent } : {}),
@@ -390,7 +499,11 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     costUsd: receipt?.costUsd ?? null,
     credits: receipt?.credits ?? null,
     turns: receipt?.turns ?? null,
+    costEquivalentTokens: receipt
+      ? costEquivalentTokens(receipt.executor.host, receipt.tokens)
+      : null,
     toolCalls: receipt?.toolCalls ?? null,
+    toolUse: toolUse === null ? null : toolUseCounts(toolUse),
     permissionDenials: decisions.filter((d) => d.decision === "deny").length,
     retriedAttempts: context.retriedAttempts ?? [],
   };
@@ -432,6 +545,21 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     ["validation.json", json(validation)],
     ["runtime-receipt.json", json(storedReceipt)],
   ];
+  // Every trial folder has it (empty when the agent never ran), as every other record.
+  const toolUseDocument: ToolUseDocument = {
+    schemaVersion: TOOL_USE_VERSION,
+    counts: toolUseCounts(toolUse ?? []),
+    calls: toolUse ?? [],
+  };
+  files.push(["tool-use.json", json(toolUseDocument)]);
+  // A forge trial's evidence: the state the agent started from, the state it left, its writes.
+  if (forgeEvidence !== undefined) {
+    files.push(["forge-before.json", json(forgeEvidence.before)]);
+    if (forgeEvidence.after !== undefined)
+      files.push(["forge-after.json", json(forgeEvidence.after)]);
+    if (forgeEvidence.writeLog !== undefined)
+      files.push(["forge-write-log.json", json(forgeEvidence.writeLog)]);
+  }
   await Promise.all(files.map(([name, content]) => write(name, content)));
 
   // A workspace that could not be removed keeps its note, so --resume still finds it.

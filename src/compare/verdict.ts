@@ -171,9 +171,19 @@ export function buildVerdictDocument(input: {
         revisionId: assembled?.revision.revisionId ?? "",
         resolutionStatus: assembled?.report.status ?? "unknown",
         degraded: assembled?.degraded ?? [],
+        ...(experiment.forge !== undefined && assembled !== undefined
+          ? { forgeAccess: assembled.forgeAccess }
+          : {}),
       };
     }),
     tasks: experiment.tasks.map((t) => t.id),
+    ...(experiment.tasks.some((t) => t.tier !== undefined)
+      ? {
+          taskTiers: Object.fromEntries(
+            experiment.tasks.flatMap((t) => (t.tier === undefined ? [] : [[t.id, t.tier]])),
+          ),
+        }
+      : {}),
     trialsPerCell: experiment.trials.count,
     fixturesUnchanged: input.fixturesUnchanged,
     ...(input.containment === undefined ? {} : { containment: input.containment }),

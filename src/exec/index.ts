@@ -58,6 +58,7 @@ export type {
   GrepMatch,
   ScriptedAgent,
   ScriptedAgentContext,
+  ScriptedForge,
   ScriptedTools,
   ToolDenied,
   ToolFailed,
@@ -67,6 +68,7 @@ export { ScriptedExecutor, type ScriptedExecutorOptions } from "./scripted/execu
 export { promptWithPreamble } from "./sdk/common.js";
 export {
   type Executor,
+  type ExecutorForgeAccess,
   type ExecutorRunInput,
   HOST_IDS,
   type HostId,

@@ -1,6 +1,6 @@
 import type { HostId } from "../hosts/index.js";
 import type { ToolPolicy } from "../policy/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
+import type { CommandSandbox, GrantedEndpoint } from "../sandbox/index.js";
 import type { RuntimeReceipt } from "./receipt.js";
 
 /** Agent runtimes an executor can drive (SPEC §2): the one list in `src/hosts`. */
@@ -50,6 +50,43 @@ export interface ExecutorRunInput {
   trialIndex: number;
   variant: string;
   task: string;
+  /** Forge tasks: how the agent reaches the trial's repository. */
+  forge?: ExecutorForgeAccess;
+}
+
+/**
+ * A forge task's repository as the executor hands it to the agent. The arm (`mcp` or `cli`) is
+ * the variant's composition's: an `mcp` agent gets the forge MCP server and no forge endpoint
+ * for its commands; a `cli` agent gets the forge's API for its commands and no MCP server.
+ */
+export interface ExecutorForgeAccess {
+  access: "mcp" | "cli";
+  owner: string;
+  repo: string;
+  /** The login the agent acts as. */
+  user: string;
+  /**
+   * The forge as the harness itself reaches it (instance root and token): what a scripted agent,
+   * which runs in the harness's process, gets as `ctx.forge`.
+   */
+  direct: { url: string; token: string };
+  /**
+   * What the agent's process reaches: the MCP server (`mcp`) or the forge's API gateway, which
+   * adds the credential (`cli`). `url` is as the process sees it (inside its sandbox when `grant`
+   * is set, which must then be granted; a loopback URL otherwise).
+   */
+  endpoint: { url: string; grant?: GrantedEndpoint };
+  /** `mcp`: the server's name in the host's configuration and the tool names the policy allows. */
+  mcp?: {
+    server: string;
+    tools: string[];
+    /** Answers MCP requests in-process (a scripted agent's client talks to it directly). */
+    handle(request: Request): Promise<Response>;
+  };
+  /** `cli`: the programs the policy lets run with any arguments. */
+  commands?: string[];
+  /** Variables the agent's commands get (FORGE_URL, FORGE_REPO, …): no credential among them. */
+  env: Record<string, string>;
 }
 
 /**

@@ -12,6 +12,8 @@ export interface ForgeEnv {
   Variables: {
     /** The authenticated login, or null for an anonymous request. */
     actor: string | null;
+    /** True when a site administrator acts as `actor` through a `Sudo` header. */
+    sudo: boolean;
     /** The parsed request body, kept for the write log's summary. */
     body: unknown;
   };
@@ -24,6 +26,8 @@ export interface ForgeRuntime extends RenderContext {
   store: ForgeStore;
   token: string;
   user: string;
+  /** The token's user is a site administrator (may act as any user with `Sudo`). */
+  admin?: boolean;
   log: WriteLogEntry[];
   git?: import("./git.js").GitBacking;
 }
@@ -130,7 +134,8 @@ export function writer(
 ): { ok: true; actor: string } | { ok: false; response: Response } {
   const actor = c.get("actor");
   if (actor === null) return { ok: false, response: fail(c, rt, 401, "token is required") };
-  if (!rt.store.canWriteAs(actor, repo.owner))
+  // A site administrator may write anywhere, also while acting as another user.
+  if (!c.get("sudo") && !rt.store.canWriteAs(actor, repo.owner))
     return { ok: false, response: fail(c, rt, 403, "user should have write permission") };
   return { ok: true, actor };
 }

@@ -2,6 +2,13 @@
 // read a repository's issue/pull-request state from Gitea or GitHub as a RepoState.
 
 export {
+  ForgeApi,
+  ForgeApiError,
+  type ForgeApiOptions,
+  type ForgeApiResponse,
+  repoPath,
+} from "./api-client.js";
+export {
   type CaptureOptions,
   type CaptureResult,
   captureRepoState,
@@ -18,6 +25,31 @@ export {
   writeLogEntrySchema,
   writeLogSchema,
 } from "./contract.js";
+export { forgeGatewayRule } from "./gateway.js";
+export {
+  createLiveRepository,
+  LiveForgeError,
+  type LiveForgeOptions,
+  type LiveRepository,
+} from "./live.js";
+export {
+  createForgeMcpEndpoint,
+  createForgeMcpServer,
+  FORGE_MCP_SERVER,
+  FORGE_MCP_TOOLS,
+  type ForgeMcpEndpoint,
+  type ForgeMcpTarget,
+  type ForgeMcpTool,
+  forgeMcpToolNames,
+  MCP_MAX_BODY_BYTES,
+} from "./mcp.js";
+export {
+  MCP_PATH,
+  type ServedMcpEndpoint,
+  serveMcpOnLoopback,
+  serveMcpOnSocket,
+} from "./mcp-http.js";
+export { seedLogins, seedProblems } from "./seed.js";
 export {
   createForgeApp,
   DEFAULT_AUTHOR,

@@ -46,6 +46,14 @@ export interface ForgeOptions {
   /** A git repository whose branches back the pull requests (copied, never modified). */
   git?: string;
   maxBodyBytes?: number;
+  /**
+   * The token's user is a site administrator: a request may act as another existing user with a
+   * `Sudo: <login>` header, as on Gitea. Off by default (a trial's agent never gets it); live
+   * mode's tests use it to seed authors.
+   */
+  admin?: boolean;
+  /** Further user accounts to create (logins a seed does not mention). */
+  users?: readonly string[];
 }
 
 export interface RunningForge extends ForgeInfo {
@@ -104,6 +112,31 @@ function sameSecret(presented: string, token: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+type Actor =
+  | { ok: true; actor: string | null; sudo: boolean }
+  | { ok: false; status: number; message: string };
+
+/**
+ * Who a request acts as: the token's user, anonymous, or, for a site administrator's request
+ * with a `Sudo` header, the user it names (Gitea's rule; 403 for anyone else, 404 for no such user).
+ */
+function resolveActor(
+  authorization: string | undefined,
+  sudo: string | undefined,
+  rt: ForgeRuntime,
+): Actor {
+  const actor = authenticate(authorization, rt);
+  if (actor === "invalid")
+    return { ok: false, status: 401, message: "invalid username, password or token" };
+  if (sudo === undefined || actor === null) return { ok: true, actor, sudo: false };
+  if (rt.admin !== true)
+    return { ok: false, status: 403, message: "Only administrators allowed to sudo." };
+  const account = rt.store.account(sudo);
+  if (account === undefined || account.kind !== "user")
+    return { ok: false, status: 404, message: `user does not exist [name: ${sudo}]` };
+  return { ok: true, actor: account.login, sudo: true };
+}
+
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The forge's HTTP application over a runtime (exported for in-process use and tests). */
@@ -113,22 +146,24 @@ export function createForgeApp(
 ): Hono<ForgeEnv> {
   const app = new Hono<ForgeEnv>();
   app.use("*", async (c, next) => {
-    const actor = authenticate(c.req.header("authorization"), rt);
     c.set("body", undefined);
-    if (actor === "invalid") {
-      c.set("actor", null);
-      c.res = fail(c, rt, 401, "invalid username, password or token");
-    } else {
-      c.set("actor", actor);
+    c.set("sudo", false);
+    c.set("actor", null);
+    const who = resolveActor(c.req.header("authorization"), c.req.header("sudo"), rt);
+    if (!who.ok) c.res = fail(c, rt, who.status, who.message);
+    else {
+      c.set("actor", who.actor);
+      c.set("sudo", who.sudo);
       await next();
     }
+    const actor = who.ok ? who.actor : null;
     if (WRITE_METHODS.has(c.req.method))
       rt.log.push({
         seq: rt.log.length + 1,
         at: rt.store.now(),
         method: c.req.method,
         path: new URL(c.req.url).pathname,
-        actor: actor === "invalid" ? null : actor,
+        actor,
         status: c.res.status,
         summary: summarizeBody(c.get("body"), rt.token),
       });
@@ -164,6 +199,10 @@ export async function startForge(options: ForgeOptions = {}): Promise<RunningFor
   const store = new ForgeStore(options.clock ?? Date.now);
   store.addAccount(user, "user");
   store.addAccount(author, "user");
+  for (const login of options.users ?? []) {
+    checkLogin(login, "--users");
+    store.addAccount(login, "user");
+  }
   if (owner.toLowerCase() !== user.toLowerCase()) {
     const existing = store.account(owner);
     if (existing && existing.kind === "user")
@@ -186,6 +225,7 @@ export async function startForge(options: ForgeOptions = {}): Promise<RunningFor
     store,
     token: options.token ?? randomBytes(20).toString("hex"),
     user,
+    ...(options.admin === true ? { admin: true } : {}),
     log: [],
   };
   let workDir: string | undefined;

@@ -1,4 +1,14 @@
 export { type CommandGraderOptions, createCommandGrader } from "./command.js";
+export {
+  createForgeStateGrader,
+  createReadFactsGrader,
+  FORGE_STATE_GRADER_ID,
+  type ForgeStateGraderOptions,
+  orderDifferences,
+  READ_FACTS_GRADER_ID,
+  type ReadFactsGraderOptions,
+  summarizeDifferences,
+} from "./forge.js";
 export type { CommandEvidence } from "./output.js";
 export {
   CODE_GENERATION_GLOBALS,

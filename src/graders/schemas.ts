@@ -24,6 +24,10 @@ export const gradeSchema = z
     checks: z.array(gradeCheckSchema),
     score: z.number().min(0).max(100).describe("Weighted percentage of passed checks."),
     passed: z.boolean().describe("True only when every check passed."),
+    summary: z
+      .string()
+      .optional()
+      .describe("For a failed grade: the grader's one-line account of why (forge differences)."),
   })
   .describe("A grader's result.");
 

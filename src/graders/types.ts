@@ -1,4 +1,5 @@
 import type { CommandSandbox } from "../sandbox/index.js";
+import type { RepoState } from "../scoring/index.js";
 import type { CommandResult } from "../shared/index.js";
 
 /** One deterministic check inside a grade. `detail` says what was found, for a person. */
@@ -17,6 +18,8 @@ export interface Grade {
   checks: GradeCheck[];
   score: number;
   passed: boolean;
+  /** For a failed grade, the grader's own one-line account of why (the forge differences). */
+  summary?: string;
 }
 
 /** What a grader sees of a finished trial. Paths are relative to `trialRoot`, POSIX separators. */
@@ -29,6 +32,11 @@ export interface GradeContext {
   expectedFiles: string[];
   /** The agent's final report text. */
   finalText: string;
+  /**
+   * Forge tasks: the repository's issue/pull-request state captured after the agent stopped
+   * (recorded in the trial's `forge-after.json`, so a regrade grades the same state).
+   */
+  forgeState?: RepoState;
   signal?: AbortSignal;
   /**
    * A harness-owned directory outside the trial root, removed with the trial's workspace (also

@@ -1,6 +1,12 @@
 // The hosts stage's public surface: what each host can materialize, and the run preamble.
 export { buildRunPreamble } from "./preamble.js";
 export {
+  costEquivalentTokens,
+  TOKEN_PRICE_RATIOS,
+  type TokenCounts,
+  type TokenPriceRatios,
+} from "./prices.js";
+export {
   hostProfile,
   isHostId,
   PERMISSION_CALLBACK_MECHANISM,

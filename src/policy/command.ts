@@ -78,6 +78,61 @@ export function isPlainArgv(argv: readonly string[]): boolean {
   );
 }
 
+/**
+ * Splits a command into words the way every POSIX shell does for the small grammar allowed for
+ * named programs (`curl`, `tea`): plain words, single-quoted strings (taken literally) and
+ * double-quoted strings without `$`, backtick, backslash or `!` (so nothing inside is expanded).
+ * Quotes may join into one word (`-H'a'"b"`). Anything else a shell would interpret outside
+ * quotes, and every control character anywhere, fails as in `tokenizeCommand`.
+ */
+export function tokenizeQuotedCommand(command: string): TokenizeResult {
+  const argv: string[] = [];
+  let word: string | null = null;
+  let quote: "'" | '"' | null = null;
+  let quoteStart = 0;
+  let index = 0;
+  for (const character of command) {
+    const control = /^[\u0000-\u001f\u007f]$/.test(character);
+    if (control && !(quote === null && character === "\t"))
+      return { ok: false, character, index, description: describeCharacter(character) };
+    if (quote === "'") {
+      if (character === "'") quote = null;
+      else word += character;
+    } else if (quote === '"') {
+      if (character === '"') quote = null;
+      else if (character === "$" || character === "`" || character === "\\" || character === "!")
+        return {
+          ok: false,
+          character,
+          index,
+          description: `${describeCharacter(character)} inside double quotes`,
+        };
+      else word += character;
+    } else if (SEPARATOR.test(character)) {
+      if (word !== null) argv.push(word);
+      word = null;
+    } else if (character === "'" || character === '"') {
+      quote = character;
+      quoteStart = index;
+      word ??= "";
+    } else if (WORD_CHARACTER.test(character)) {
+      word = (word ?? "") + character;
+    } else {
+      return { ok: false, character, index, description: describeCharacter(character) };
+    }
+    index += character.length;
+  }
+  if (quote !== null)
+    return {
+      ok: false,
+      character: quote,
+      index: quoteStart,
+      description: `an unterminated ${quote === "'" ? "single" : "double"} quote`,
+    };
+  if (word !== null) argv.push(word);
+  return { ok: true, argv };
+}
+
 export type CommandCheck =
   | { ok: true; argv: string[] }
   | {
@@ -103,7 +158,10 @@ function renderVocabulary(vocabulary: readonly (readonly string[])[]): string {
 export function checkCommand(
   command: string,
   vocabulary: readonly (readonly string[])[],
+  programs: readonly string[] = [],
 ): CommandCheck {
+  const first = command.trimStart().split(/[ \t]/, 1)[0] ?? "";
+  if (programs.includes(first)) return checkProgramCommand(command, programs);
   const tokens = tokenizeCommand(command);
   if (!tokens.ok) {
     return {
@@ -122,5 +180,21 @@ export function checkCommand(
       reason: `\`${tokens.argv.join(" ")}\` is not in the command vocabulary (${renderVocabulary(vocabulary)})`,
     };
   }
+  return { ok: true, argv: tokens.argv };
+}
+
+/**
+ * A command of a named program (`curl …`): any arguments, written as plain words or quoted
+ * strings, since a forge request needs JSON bodies and headers. What the program can reach is
+ * bounded by the sandbox it runs in (one granted endpoint), not by its arguments.
+ */
+function checkProgramCommand(command: string, programs: readonly string[]): CommandCheck {
+  const tokens = tokenizeQuotedCommand(command);
+  if (!tokens.ok)
+    return {
+      ok: false,
+      rule: "shell-metacharacter",
+      reason: `command contains ${tokens.description} at offset ${tokens.index}; a ${programs.join("/")} command may use plain words and '…' or "…" quoting, nothing else a shell interprets`,
+    };
   return { ok: true, argv: tokens.argv };
 }

@@ -4,6 +4,7 @@ export {
   isPlainArgv,
   type TokenizeResult,
   tokenizeCommand,
+  tokenizeQuotedCommand,
 } from "./command.js";
 export { createToolPolicy } from "./policy.js";
 export { maskCredentials } from "./summary.js";
@@ -17,6 +18,10 @@ export {
   type PolicyDecisionRecord,
   type PolicyRule,
   policyDecisionRecordSchema,
+  TOOL_USE_KINDS,
   type ToolPolicy,
   type ToolPolicyOptions,
+  type ToolUse,
+  type ToolUseKind,
+  toolUseSchema,
 } from "./types.js";

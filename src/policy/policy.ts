@@ -11,7 +11,7 @@ import {
   relativeInside,
   resolvePhysicalPath,
 } from "./paths.js";
-import { replaceRootAliases, summarizeInput } from "./summary.js";
+import { describeToolUse, replaceRootAliases, summarizeInput } from "./summary.js";
 import { normalizeToolName, TOOL_KINDS } from "./tools.js";
 import type {
   CanonicalTool,
@@ -21,6 +21,7 @@ import type {
   PolicyRule,
   ToolPolicy,
   ToolPolicyOptions,
+  ToolUse,
 } from "./types.js";
 
 const defaultResolver: PathResolverFs = { realpath, readlink };
@@ -70,7 +71,26 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
     const canonical = normalizeToolName(name);
     if (canonical !== null && !tools.includes(canonical)) tools.push(canonical);
   }
-  return { trialRoot: options.trialRoot, allowedWrites, allowedCommands, tools };
+  const mcpTools = [...new Set(options.mcpTools ?? [])].sort();
+  for (const name of mcpTools)
+    if (!/^mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+$/.test(name))
+      throw new Error(
+        `createToolPolicy: mcpTools entry ${JSON.stringify(name)} must be mcp__<server>__<tool>`,
+      );
+  const commandPrograms = [...new Set(options.commandPrograms ?? [])].sort();
+  for (const program of commandPrograms)
+    if (!/^[A-Za-z0-9_.+-]+$/.test(program))
+      throw new Error(
+        `createToolPolicy: commandPrograms entry ${JSON.stringify(program)} must be a program name (no path, no spaces)`,
+      );
+  return {
+    trialRoot: options.trialRoot,
+    allowedWrites,
+    allowedCommands,
+    tools,
+    mcpTools,
+    commandPrograms,
+  };
 }
 
 /**
@@ -84,7 +104,9 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
   const startedAt = now();
   const visible = new Set<CanonicalTool>(config.tools);
   const writable = new Set(config.allowedWrites);
+  const mcpTools = new Set(config.mcpTools);
   const records: (PolicyDecisionRecord | undefined)[] = [];
+  const uses: (ToolUse | undefined)[] = [];
   let physicalRoot: Promise<string> | undefined;
 
   // The root's physical path is what targets are compared with (e.g. /private/tmp on macOS).
@@ -190,7 +212,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     if (field(input, "run_in_background") === true) {
       return deny("background-not-allowed", "background commands could outlive the trial");
     }
-    const check = checkCommand(command, config.allowedCommands);
+    const check = checkCommand(command, config.allowedCommands, config.commandPrograms);
     if (!check.ok) return deny(check.rule, check.reason);
     return {
       decision: "allow",
@@ -204,9 +226,16 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     const seq = records.length + 1;
     // Reserve the slot now so concurrent calls keep call order in the log.
     records.push(undefined);
+    uses.push(undefined);
     const tool = typeof toolName === "string" ? normalizeToolName(toolName) : null;
     let verdict: Verdict;
-    if (tool === null) {
+    if (tool === null && typeof toolName === "string" && mcpTools.has(toolName)) {
+      verdict = {
+        decision: "allow",
+        rule: "allowed",
+        reason: "an MCP tool the harness serves for this trial",
+      };
+    } else if (tool === null) {
       verdict = deny(
         "unknown-tool",
         `${String(toolName)} is not a tool this policy can bound; it is denied`,
@@ -229,6 +258,11 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
       rule: verdict.rule,
       atMs: Math.max(0, now() - startedAt),
     };
+    uses[seq - 1] = {
+      seq,
+      decision: verdict.decision,
+      ...describeToolUse(String(toolName), tool, input, [config.trialRoot, root]),
+    };
     return { seq, tool, ...verdict };
   }
 
@@ -237,5 +271,6 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     decide,
     decisions: () =>
       records.filter((r): r is PolicyDecisionRecord => r !== undefined).map((r) => ({ ...r })),
+    toolUse: () => uses.filter((u): u is ToolUse => u !== undefined).map((u) => ({ ...u })),
   };
 }

@@ -5,6 +5,7 @@
  */
 
 import { replaceLongestFirst } from "../shared/index.js";
+import type { ToolUse } from "./types.js";
 
 const MAX_SUMMARY = 200;
 const MAX_FIELD = 120;
@@ -66,7 +67,9 @@ export function summarizeInput(
   const quoted = (value: unknown): string =>
     typeof value === "string"
       ? JSON.stringify(clip(maskCredentials(replaceRootAliases(value, rootAliases)), MAX_FIELD))
-      : typeof value;
+      : typeof value === "number" || typeof value === "boolean"
+        ? String(value)
+        : typeof value;
   let summary: string;
   switch (canonicalTool) {
     case "Read":
@@ -105,4 +108,34 @@ export function summarizeInput(
     }
   }
   return clip(summary, MAX_SUMMARY);
+}
+
+/** Longest command a transcript keeps (a JSON body can be long; the decisions log keeps less). */
+const MAX_TRANSCRIPT_COMMAND = 2000;
+
+/** A call's kind for the transcript: Bash is shell (with its command), `mcp__server__tool` mcp. */
+export function describeToolUse(
+  toolName: string,
+  canonicalTool: string | null,
+  input: unknown,
+  rootAliases: readonly string[],
+): Pick<ToolUse, "kind" | "tool" | "command" | "server" | "mcpTool"> {
+  if (canonicalTool === "Bash") {
+    const command = field(input, "command");
+    return {
+      kind: "shell",
+      tool: toolName,
+      ...(typeof command === "string"
+        ? {
+            command: clip(
+              maskCredentials(replaceRootAliases(command, rootAliases)),
+              MAX_TRANSCRIPT_COMMAND,
+            ),
+          }
+        : {}),
+    };
+  }
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(toolName);
+  if (mcp) return { kind: "mcp", tool: toolName, server: mcp[1], mcpTool: mcp[2] };
+  return { kind: "other", tool: toolName };
 }

@@ -45,6 +45,25 @@ export const policyDecisionRecordSchema = z.strictObject({
 });
 export type PolicyDecisionRecord = z.infer<typeof policyDecisionRecordSchema>;
 
+/** How a tool call is counted in a trial's tool-use transcript. */
+export const TOOL_USE_KINDS = ["shell", "mcp", "other"] as const;
+export type ToolUseKind = (typeof TOOL_USE_KINDS)[number];
+
+/** One tool call as the transcript keeps it: what kind of tool, and what it was asked to do. */
+export const toolUseSchema = z.strictObject({
+  seq: z.number().int().min(1),
+  kind: z.enum(TOOL_USE_KINDS),
+  /** The tool name exactly as the agent called it. */
+  tool: z.string(),
+  decision: z.enum(["allow", "deny"]),
+  /** shell: the command (credentials masked, the trial path as `<trial-root>`, clipped). */
+  command: z.string().optional(),
+  /** mcp: the server and the tool on it. */
+  server: z.string().optional(),
+  mcpTool: z.string().optional(),
+});
+export type ToolUse = z.infer<typeof toolUseSchema>;
+
 /** What `decide` returns: the record plus what the caller needs to carry out an allowed call. */
 export interface PolicyDecision {
   seq: number;
@@ -72,6 +91,17 @@ export interface ToolPolicyOptions {
   allowedCommands: readonly (readonly string[])[];
   /** Tool names visible to the agent; a known tool outside this list is denied. */
   tools: readonly string[];
+  /**
+   * MCP tools the agent may call, by the exact name the host gives them (`mcp__forge__get_issue`):
+   * the harness's own servers, which bound their arguments themselves. Every other MCP tool stays
+   * unknown and denied.
+   */
+  mcpTools?: readonly string[];
+  /**
+   * Programs whose commands are allowed with any arguments (plain words and quoted strings, no
+   * other shell syntax): a forge task's CLI tools (`curl`, `tea`), whose reach the sandbox bounds.
+   */
+  commandPrograms?: readonly string[];
   /** Clock for `atMs`; defaults to `Date.now`. */
   now?: () => number;
   /** Filesystem seam used to resolve symlinks; defaults to `node:fs/promises`. */
@@ -91,9 +121,13 @@ export interface ToolPolicy {
     allowedWrites: string[];
     allowedCommands: string[][];
     tools: CanonicalTool[];
+    mcpTools: string[];
+    commandPrograms: string[];
   };
   /** Decides one tool call and records the decision. Never throws for bad input. */
   decide(toolName: string, input: unknown): Promise<PolicyDecision>;
   /** Every decision so far, in call order. */
   decisions(): PolicyDecisionRecord[];
+  /** Every call so far by kind (shell, mcp, other), in call order. */
+  toolUse(): ToolUse[];
 }

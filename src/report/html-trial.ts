@@ -139,6 +139,35 @@ function attemptsList(trial: VerdictTrial, folder: string): string {
   return `<h4>Earlier attempts (infrastructure errors, retried)</h4><ul class="attempts">${items.join("")}<li>attempt ${trial.retriedAttempts.length + 1} (this one): ${outcomeBadge(trial)}</li></ul>`;
 }
 
+/** A forge trial's state files and its writes: what the agent did to the repository. */
+function forgeEvidence(forge: NonNullable<TrialDetails["forge"]>, folder: string): string {
+  const files = [
+    `<a href="${href(`${folder}/forge-before.json`)}">forge-before.json</a>`,
+    forge.hasAfter
+      ? `<a href="${href(`${folder}/forge-after.json`)}">forge-after.json</a>`
+      : '<span class="muted">no state after (not captured)</span>',
+    `<a href="${href(`${folder}/forge-write-log.json`)}">forge-write-log.json</a>`,
+  ];
+  const rows = forge.writes.map(
+    (w) =>
+      `<tr><td>${esc(w.method)}</td><td><code>${esc(w.path)}</code></td><td>${esc(w.actor ?? "—")}</td><td>${w.status}</td></tr>`,
+  );
+  const total = forge.totalWrites;
+  const more =
+    total === null
+      ? '<p class="clip-note">The write log is too big to show here; it is in the folder.</p>'
+      : total > forge.writes.length
+        ? `<p class="clip-note">${total - forge.writes.length} more write(s) are in forge-write-log.json.</p>`
+        : "";
+  return [
+    `<h4>Forge <span class="muted">(state before and after, ${total ?? "?"} write(s))</span></h4>`,
+    `<p class="muted links">${files.join(" · ")}</p>`,
+    rows.length === 0
+      ? '<p class="muted">The agent wrote nothing to the forge.</p>'
+      : `<table class="checks"><thead><tr><th>method</th><th>path</th><th>as</th><th>status</th></tr></thead><tbody>${rows.join("")}</tbody></table>${more}`,
+  ].join("\n");
+}
+
 /** The collapsed evidence block of one trial. `folder` is the link to its folder (linkBase + artifactDir). */
 export function renderTrialEvidence(
   trial: VerdictTrial,
@@ -163,9 +192,9 @@ export function renderTrialEvidence(
   }
   const counts = decisionCounts(details);
   const clips = details.clips ?? {};
+  out.push("<h4>Grader checks</h4>", checksTable(details));
+  if (details.forge !== undefined) out.push(forgeEvidence(details.forge, folder));
   out.push(
-    "<h4>Grader checks</h4>",
-    checksTable(details),
     `<h4>Patch${trial.patchRedacted ? ' <span class="muted">(secrets or the trial path were masked in it)</span>' : ""}</h4>`,
     renderDiffHtml(details.patch, href(`${folder}/patch.diff`), limits.diff, clips.patch),
     "<h4>Agent's final report</h4>",

@@ -45,6 +45,7 @@ import {
   disagreementNotes,
   methodChangeNote,
 } from "./statistics-notes.js";
+import { TIER_HEADERS, tierCells, tierRows } from "./tiers.js";
 import type { HtmlReportOptions, TrialDetails } from "./types.js";
 
 /** Our own sentences mark commands with backticks; on the page they become code. */
@@ -280,6 +281,33 @@ function tasksSection(verdict: VerdictDocument): string {
   return out.join("\n");
 }
 
+function tiersSection(verdict: VerdictDocument): string {
+  const rows = tierRows(verdict);
+  if (rows.length === 0) return "";
+  const out = [
+    '<section id="tiers"><h2>Per tier</h2>',
+    `<div class="scroll-x"><table class="main" id="tiers-table"><thead><tr>${TIER_HEADERS.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
+  ];
+  rows.forEach((row, index) => {
+    const group = rows.filter((r) => r.tier === row.tier);
+    const first =
+      group[0] === row
+        ? `<td rowspan="${group.length}" class="task"><strong>${esc(row.tier)}</strong></td>`
+        : "";
+    out.push(
+      `<tr${group[0] === row && index > 0 ? ' class="group"' : ""}>${first}<td>${esc(row.variant)}${row.isBaseline ? ' <span class="tag">baseline</span>' : ""}</td>${tierCells(
+        row,
+      )
+        .map((cell) => `<td>${esc(cell)}</td>`)
+        .join("")}</tr>`,
+    );
+  });
+  out.push(
+    '</tbody></table></div><p class="note">Pass rates of the tier\'s tasks over completed trials, with a 95% Wilson interval; cost-equivalent tokens and tool calls are means per completed trial.</p></section>',
+  );
+  return out.join("\n");
+}
+
 function retriesSection(
   verdict: VerdictDocument,
   trials: readonly VerdictTrial[],
@@ -459,13 +487,16 @@ export function htmlReportParts(
   head.push(
     "<nav>" +
       (verdict.regradeOf ? '<a href="#regrade">Re-grade</a>' : "") +
-      '<a href="#variants">Variants</a><a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
+      '<a href="#variants">Variants</a>' +
+      (verdict.taskTiers === undefined ? "" : '<a href="#tiers">Per tier</a>') +
+      '<a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
       (verdict.infraRetries.trialsRetried > 0 || verdict.infraRetries.limit > 0
         ? '<a href="#retries">Retries</a>'
         : "") +
       '<a href="#trials">Trials</a><a href="#evidence">Trial evidence</a><a href="#inputs">Inputs</a></nav>',
     regradeSection(verdict, linkBase),
     variantsSection(verdict),
+    tiersSection(verdict),
     comparisonsSection(verdict),
     flippedSection(verdict, linkBase),
     tasksSection(verdict),

@@ -36,6 +36,7 @@ import {
   disagreementNotes,
   methodChangeNote,
 } from "./statistics-notes.js";
+import { TIER_HEADERS, tierCells, tierLines, tierRows } from "./tiers.js";
 
 const MEASURE_COLUMNS = [
   MEASURE_HEADERS.passedOfCompleted,
@@ -170,6 +171,25 @@ export function renderMarkdownReport(
           ),
         ]),
       ),
+    );
+  }
+
+  const tiers = tierRows(verdict);
+  if (tiers.length > 0) {
+    lines.push("", "## Per tier", "");
+    lines.push(
+      ...table(
+        TIER_HEADERS,
+        tiers.map((row) => [
+          mdText(row.tier),
+          variantName(row.variant, row.isBaseline),
+          ...tierCells(row).map(mdText),
+        ]),
+      ),
+    );
+    lines.push(
+      "",
+      "Pass rates of the tier's tasks over completed trials, with a 95% Wilson interval (trials of one tier's tasks are not independent samples of one task: read the interval as a guide). Cost-equivalent tokens and tool calls are means per completed trial.",
     );
   }
 
@@ -322,6 +342,11 @@ export function renderMarkdownReport(
       ]),
     ),
   );
+  if (verdict.variants.some((v) => v.forgeAccess !== undefined))
+    lines.push(
+      "",
+      "Forge tasks' trial folders also hold `forge-before.json` and `forge-after.json` (the repository's issues and pull requests before and after the agent) and `forge-write-log.json` (every write it made); a failed forge trial's explanation names what the task asked for and is not done, then the collateral changes.",
+    );
   lines.push(
     "",
     "## Evidence",
@@ -461,6 +486,7 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     `verdict: ${verdict.status} — ${verdict.reason}`,
     `variants: ${variants}${retried}`,
     `difference: ${interval}`,
+    ...tierLines(verdict).map((line) => `tier ${line}`),
     ...notes.filter((n): n is string => n !== null).map((n) => `note: ${n}`),
     `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
     ...(rejected === null ? [] : [`warning: ${rejected}`]),

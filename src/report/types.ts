@@ -58,6 +58,13 @@ export interface TrialDetails {
   decisions: TrialDecision[] | DecisionsExcerpt;
   /** Every grader's checks, passed and failed. */
   checks: TrialCheck[];
+  /** Forge trials: the writes the forge recorded (the first ones), and whether the state after was captured. */
+  forge?: {
+    hasAfter: boolean;
+    writes: Array<{ method: string; path: string; actor: string | null; status: number }>;
+    /** Writes in the log; null when the log was too big to read here. */
+    totalWrites: number | null;
+  };
   /** Files read only in part (`validation`: not read at all, too big to be the harness's). */
   clips?: { patch?: FileClip; response?: FileClip; stderr?: FileClip; validation?: FileClip };
 }

@@ -66,6 +66,11 @@ export interface BwrapArgsInput {
    * (an --out folder or the harness's own install under /usr): covered with an empty tmpfs.
    */
   hidden: readonly string[];
+  /**
+   * Of `hidden`, the ones that are files: covered with the host's /dev/null, which the sandbox
+   * cannot open (its binds are nodev), since a tmpfs covers only a directory.
+   */
+  hiddenFiles?: readonly string[];
   tmpBytes: number;
   binds?: readonly { source: string; target: string; writable?: boolean }[];
   /** Keeps CAP_SETFCAP for root, which a nested sandbox needs to map its user namespace. */
@@ -122,14 +127,21 @@ export function bwrapArgs(input: BwrapArgsInput): string[] {
   args.push("--proc", "/proc", "--dev", "/dev");
   args.push("--size", String(input.tmpBytes), "--tmpfs", "/dev/shm");
   args.push("--size", String(input.tmpBytes), "--tmpfs", SANDBOX_TMP, "--dir", SANDBOX_HOME);
-  // Masks come before the caller's binds, so a bind inside a masked path is still visible.
-  const systemRoots = input.layout.system.map((entry) => entry.path);
-  for (const path of input.hidden) {
-    if (systemRoots.some((root) => root !== path && isPathInside(root, path)))
-      args.push("--tmpfs", path);
-  }
   if (input.layout.nodePrefix)
     args.push("--ro-bind", input.layout.nodePrefix, input.layout.nodePrefix);
+  // Masks come after what is mirrored whole (the system, the Node.js install, which may hold the
+  // harness itself or npm's global config) and before the caller's binds, so a bind inside a
+  // masked path is still visible.
+  const mirrored = [
+    ...input.layout.system.map((entry) => entry.path),
+    ...(input.layout.nodePrefix ? [input.layout.nodePrefix] : []),
+  ];
+  const files = new Set(input.hiddenFiles ?? []);
+  for (const path of input.hidden) {
+    if (!mirrored.some((root) => root !== path && isPathInside(root, path))) continue;
+    if (files.has(path)) args.push("--ro-bind", "/dev/null", path);
+    else args.push("--tmpfs", path);
+  }
   for (const dir of input.readOnly) args.push("--ro-bind", dir, dir);
   for (const dir of input.writable) args.push("--bind", dir, dir);
   for (const path of input.protect) args.push("--ro-bind-try", path, path);

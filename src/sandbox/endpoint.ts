@@ -14,6 +14,40 @@ import { join } from "node:path";
 export const SANDBOX_ENDPOINT_SOCKET = "/run/harnesslab/endpoint.sock";
 /** The port the forwarder listens on inside (the sandbox's loopback is its own). */
 export const SANDBOX_ENDPOINT_PORT = 40_117;
+/** A forge task's endpoint (its REST gateway or its MCP server): socket and port inside. */
+export const SANDBOX_FORGE_SOCKET = "/run/harnesslab/forge.sock";
+export const SANDBOX_FORGE_PORT = 40_118;
+
+/** A socket of the harness reached from inside the sandbox on 127.0.0.1:`port`. */
+export interface GrantedEndpoint {
+  /** The socket on the host. */
+  socketPath: string;
+  /** Where it is bound inside. */
+  target: string;
+  port: number;
+}
+
+/**
+ * The command line that runs `argv` with `endpoints` reachable on the sandbox's loopback: the
+ * forwarder (run by this Node, which the sandbox shows) listens, then starts the command. Pass
+ * the binds along with the command to the sandbox.
+ */
+export function withGrantedEndpoints(
+  argv: readonly string[],
+  endpoints: readonly GrantedEndpoint[],
+): { argv: string[]; binds: { source: string; target: string }[] } {
+  if (endpoints.length === 0) return { argv: [...argv], binds: [] };
+  return {
+    argv: [
+      process.execPath,
+      "-e",
+      ENDPOINT_FORWARDER_SOURCE,
+      endpoints.map((e) => `${e.port}=${e.target}`).join(","),
+      ...argv,
+    ],
+    binds: endpoints.map((e) => ({ source: e.socketPath, target: e.target })),
+  };
+}
 
 export interface EndpointProxyOptions {
   /** The API's base URL as the host would use it (http or https). */
@@ -24,15 +58,40 @@ export interface EndpointProxyOptions {
   dropHeaders?: readonly string[];
   /** A harness-owned directory no sandbox sees, for the socket. */
   parentDir: string;
+  /**
+   * Decides each request before it is forwarded: a reason to refuse it (answered 403 with the
+   * reason), or null to forward it. Absent: everything is forwarded.
+   */
+  allow?: (method: string, path: string) => string | null;
+  /** Request bodies larger than this are refused with 413 (default: no limit). */
+  maxBodyBytes?: number;
+  /**
+   * `socket` (default): a fresh Unix socket to bind into a sandbox. `loopback`: 127.0.0.1 on a
+   * free port, for a process that runs without a sandbox (--unsafe-no-sandbox).
+   */
+  listen?: "socket" | "loopback";
+  /** The port the client will use inside the sandbox (default SANDBOX_ENDPOINT_PORT). */
+  insidePort?: number;
+}
+
+/** One request the proxy answered: forwarded (the upstream's status) or refused (403/413). */
+export interface ProxiedRequest {
+  method: string;
+  path: string;
+  status: number;
+  /** Why the proxy refused it; absent when forwarded. */
+  refused?: string;
 }
 
 export interface EndpointProxy {
-  /** The socket on the host (bind it to SANDBOX_ENDPOINT_SOCKET). */
-  socketPath: string;
-  /** The base URL the contained process is given, with the upstream's path kept. */
+  /** The socket on the host (bind it into the sandbox); null when listening on loopback. */
+  socketPath: string | null;
+  /** The base URL the client is given, with the upstream's path kept. */
   clientBaseUrl: string;
   /** Requests forwarded so far. */
   requests(): number;
+  /** Every request answered so far, in order. */
+  log(): ProxiedRequest[];
   close(): Promise<void>;
 }
 
@@ -60,12 +119,29 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     ...replaced,
     ...(options.dropHeaders ?? []).map((name) => name.toLowerCase()),
   ]);
-  const dir = await mkdtemp(join(options.parentDir, "endpoint-"));
-  await chmod(dir, 0o700);
-  const socketPath = join(dir, `${randomBytes(4).toString("hex")}.sock`);
+  const dir =
+    options.listen === "loopback" ? null : await mkdtemp(join(options.parentDir, "endpoint-"));
+  if (dir !== null) await chmod(dir, 0o700);
+  const socketPath = dir === null ? null : join(dir, `${randomBytes(4).toString("hex")}.sock`);
   let requests = 0;
+  const log: ProxiedRequest[] = [];
   const server = http.createServer((request, response) => {
+    const method = request.method ?? "GET";
+    const path = (request.url ?? "/").split("?", 1)[0] ?? "/";
+    const refuse = (status: number, reason: string) => {
+      log.push({ method, path, status, refused: reason });
+      response.writeHead(status, { "content-type": "application/json", connection: "close" });
+      response.end(JSON.stringify({ message: reason }));
+      request.resume();
+    };
+    const refusal = options.allow?.(method, path) ?? null;
+    if (refusal !== null) return refuse(403, refusal);
+    const max = options.maxBodyBytes;
+    if (max !== undefined && Number(request.headers["content-length"] ?? 0) > max)
+      return refuse(413, `request body larger than ${max} bytes`);
     requests += 1;
+    const entry: ProxiedRequest = { method, path, status: 502 };
+    log.push(entry);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(request.headers))
       if (!HOP_BY_HOP.has(name) && !dropped.has(name) && value !== undefined) headers[name] = value;
@@ -81,6 +157,7 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
         headers,
       },
       (answer) => {
+        entry.status = answer.statusCode ?? 502;
         const back: http.OutgoingHttpHeaders = {};
         for (const [name, value] of Object.entries(answer.headers))
           if (!HOP_BY_HOP.has(name) && value !== undefined) back[name] = value;
@@ -91,47 +168,73 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     // A failure to reach the endpoint reaches the client as what it is, a broken connection,
     // so each host classifies it as it would classify a network failure of its own.
     forwarded.on("error", () => response.socket?.destroy());
+    if (max !== undefined) {
+      // A chunked body has no length to check first: count it as it passes.
+      let size = 0;
+      request.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > max) {
+          entry.status = 413;
+          forwarded.destroy();
+          response.socket?.destroy();
+        }
+      });
+    }
     request.pipe(forwarded);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(socketPath, () => resolve());
+    if (socketPath === null) server.listen(0, "127.0.0.1", () => resolve());
+    else server.listen(socketPath, () => resolve());
   });
   const path = upstream.pathname.replace(/\/+$/, "");
+  const port =
+    socketPath === null
+      ? (server.address() as { port: number }).port
+      : (options.insidePort ?? SANDBOX_ENDPOINT_PORT);
   return {
     socketPath,
-    clientBaseUrl: `http://127.0.0.1:${SANDBOX_ENDPOINT_PORT}${path}`,
+    clientBaseUrl: `http://127.0.0.1:${port}${path}`,
     requests: () => requests,
+    log: () => log.map((e) => ({ ...e })),
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await rm(dir, { recursive: true, force: true });
+      if (dir !== null) await rm(dir, { recursive: true, force: true });
     },
   };
 }
 
 /**
- * The inner half, run by Node inside the sandbox as `node -e <this> <port> <socket> <command…>`:
- * listens on 127.0.0.1:<port>, pipes every connection to the socket, starts the command with the
- * same standard streams, passes it signals, and exits as it exits.
+ * The inner half, run by Node inside the sandbox as
+ * `node -e <this> <port>=<socket>[,<port>=<socket>…] <command…>`: listens on 127.0.0.1:<port>
+ * for each pair, pipes every connection to its socket, then starts the command with the same
+ * standard streams, passes it signals, and exits as it exits.
  */
 export const ENDPOINT_FORWARDER_SOURCE = `
 const net = require("node:net");
 const { spawn } = require("node:child_process");
-const [port, socket, program, ...args] = process.argv.slice(1);
-const server = net.createServer((inside) => {
-  const outside = net.connect(socket);
-  const end = () => { inside.destroy(); outside.destroy(); };
-  inside.on("error", end); outside.on("error", end); inside.on("close", end); outside.on("close", end);
-  inside.pipe(outside); outside.pipe(inside);
-});
-server.on("error", (error) => { process.stderr.write("harnesslab endpoint forwarder: " + error.message + "\\n"); process.exit(125); });
-server.listen(Number(port), "127.0.0.1", () => {
+const [pairs, program, ...args] = process.argv.slice(1);
+const fail = (error) => { process.stderr.write("harnesslab endpoint forwarder: " + error.message + "\\n"); process.exit(125); };
+const listening = pairs.split(",").map((pair) => new Promise((resolve) => {
+  const at = pair.indexOf("=");
+  const port = Number(pair.slice(0, at));
+  const socket = pair.slice(at + 1);
+  const server = net.createServer((inside) => {
+    const outside = net.connect(socket);
+    const end = () => { inside.destroy(); outside.destroy(); };
+    inside.on("error", end); outside.on("error", end); inside.on("close", end); outside.on("close", end);
+    inside.pipe(outside); outside.pipe(inside);
+  });
+  server.on("error", fail);
+  server.listen(port, "127.0.0.1", () => resolve(server));
+}));
+Promise.all(listening).then((servers) => {
   const child = spawn(program, args, { stdio: "inherit" });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
   child.on("error", (error) => { process.stderr.write("harnesslab: cannot start " + program + ": " + error.message + "\\n"); process.exit(127); });
   child.on("exit", (code, signal) => {
-    server.close();
+    for (const server of servers) server.close();
     if (signal) { process.removeAllListeners(signal); process.kill(process.pid, signal); }
     process.exit(code === null ? 1 : code);
   });

@@ -2,12 +2,24 @@
 // regrade, and the real hosts' own processes. See docs/policy.md for the threat model.
 export { SANDBOX_HOME, SANDBOX_TMP } from "./bwrap-args.js";
 export {
+  type CommandRelay,
+  type RelayedCommand,
+  type RelayedResult,
+  SANDBOX_COMMAND_SOCKET,
+  startCommandRelay,
+} from "./command-relay.js";
+export {
   ENDPOINT_FORWARDER_SOURCE,
   type EndpointProxy,
   type EndpointProxyOptions,
+  type GrantedEndpoint,
+  type ProxiedRequest,
   SANDBOX_ENDPOINT_PORT,
   SANDBOX_ENDPOINT_SOCKET,
+  SANDBOX_FORGE_PORT,
+  SANDBOX_FORGE_SOCKET,
   startEndpointProxy,
+  withGrantedEndpoints,
 } from "./endpoint.js";
 export { BWRAP_VARIABLE, detectSandbox } from "./host.js";
 export {

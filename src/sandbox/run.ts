@@ -1,8 +1,9 @@
 // Running one command contained (bubblewrap) or, when the user chose so, uncontained.
-import { mkdtemp, rm } from "node:fs/promises";
+import { constants as fsConstants, statSync } from "node:fs";
+import { access, mkdtemp, rm } from "node:fs/promises";
 import { devNull } from "node:os";
 import { join } from "node:path";
-import { type CommandResult, QUIET_NPM_ENV, runCommand } from "../shared/index.js";
+import { type CommandResult, isPathInside, QUIET_NPM_ENV, runCommand } from "../shared/index.js";
 import { bwrapArgs, SANDBOX_HOME, SANDBOX_TMP, sandboxPath } from "./bwrap-args.js";
 import { inspectHost } from "./host.js";
 import {
@@ -23,6 +24,10 @@ export interface CreateSandboxOptions {
   hidden?: readonly string[];
   limits?: Partial<SandboxLimits>;
 }
+
+/** How programs say fork failed, which the process limit shows as. */
+const FORK_FAILED =
+  /Cannot fork|\b(?:fork|spawn|clone)\b.*(?:Resource temporarily unavailable|EAGAIN)|\bspawn\b.*\bEAGAIN\b/i;
 
 const SIGXCPU_STATUS = 128 + 24;
 const SIGXFSZ_STATUS = 128 + 25;
@@ -57,6 +62,11 @@ export function limitsHit(
         detail: `out of memory (${limits.memoryBytes === null ? "no address-space limit" : `limit ${limits.memoryBytes} bytes of address space per process`}): ${line.slice(0, 200)}`,
       });
   }
+  if (status !== 0 && !result.timedOut && FORK_FAILED.test(result.stderr))
+    hits.push({
+      limit: "processes",
+      detail: `a process could not start another: the sandbox allows ${limits.processes} processes at once`,
+    });
   if (result.outputTruncated)
     hits.push({
       limit: "output",
@@ -65,8 +75,36 @@ export function limitsHit(
   return hits;
 }
 
-/** bwrap's own words when it could not start the command inside ("bwrap: execvp foo: …"). */
-const BWRAP_EXEC_FAILED = /^bwrap: execvp ([^:]*): (.*)$/m;
+/**
+ * Why `program` cannot start inside, found before it runs, or null when it may. A program named
+ * without a slash is looked up on the sandbox's PATH, and an absolute one outside every
+ * writable directory is checked where it lies: the sandbox sees those directories exactly as
+ * the host does. Nothing else is judged beforehand (a relative path, or one the command may
+ * change, is the command's own business and fails as a command fails). What the command prints
+ * never decides it: code that runs inside could print bubblewrap's own "execvp" words to turn
+ * its failure into a program that "could not start".
+ */
+async function unstartable(
+  program: string,
+  path: string,
+  writable: readonly string[],
+): Promise<string | null> {
+  const changeable = (file: string) => writable.some((dir) => isPathInside(dir, file));
+  const executable = (file: string) =>
+    access(file, fsConstants.X_OK).then(
+      () => true,
+      () => false,
+    );
+  if (!program.includes("/")) {
+    const dirs = path.split(":").filter((dir) => dir.startsWith("/"));
+    for (const dir of dirs) {
+      if (changeable(dir) || (await executable(join(dir, program)))) return null;
+    }
+    return `${program}: not found on the sandbox's PATH (${dirs.join(":")})`;
+  }
+  if (!program.startsWith("/") || changeable(program)) return null;
+  return (await executable(program)) ? null : `${program}: no such executable file`;
+}
 
 /** The limits of one command: the sandbox's, with the command's own overrides. */
 function effectiveLimits(
@@ -89,6 +127,15 @@ export function createBwrapSandbox(
 ): CommandSandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
   const hidden = [...(options.hidden ?? [])];
+  // What each hidden path is decides how it is covered; one that does not exist yet (an --out
+  // made later) is a directory.
+  const hiddenFiles = hidden.filter((path) => {
+    try {
+      return !statSync(path).isDirectory();
+    } catch {
+      return false;
+    }
+  });
   const wrap = async (argv: readonly string[], run: SandboxRunOptions): Promise<WrappedCommand> => {
     if (argv.length === 0) throw new Error("sandbox: empty argv");
     const layout = await inspectHost();
@@ -100,6 +147,7 @@ export function createBwrapSandbox(
       readOnly: run.readOnly ?? [],
       protect: run.protect ?? [],
       hidden,
+      hiddenFiles,
       tmpBytes: own.tmpBytes,
       ...(run.binds ? { binds: run.binds } : {}),
       ...(run.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
@@ -122,6 +170,11 @@ export function createBwrapSandbox(
         programs.bwrap,
         ...bwrapArgs(plan),
         "--",
+        // Set inside: a process limit set before bwrap would also cap the user namespace bwrap
+        // makes, and with it every process of the harness's user on this machine.
+        programs.prlimit,
+        `--nproc=${own.processes}`,
+        "--",
         ...argv,
       ],
       env,
@@ -136,6 +189,25 @@ export function createBwrapSandbox(
     async run(argv: readonly string[], run: SandboxRunOptions): Promise<SandboxedResult> {
       const wrapped = await wrap(argv, run);
       const own = effectiveLimits(limits, run);
+      const cannotStart = await unstartable(
+        argv[0] as string,
+        wrapped.env.PATH ?? "",
+        run.writable,
+      );
+      if (cannotStart !== null) {
+        const result: CommandResult = {
+          argv: [...argv],
+          exitCode: null,
+          signal: null,
+          stdout: "",
+          stderr: "",
+          timedOut: false,
+          aborted: false,
+          durationMs: 0,
+          spawnError: cannotStart,
+        };
+        return { ...result, sandbox: "bwrap", limitsHit: [] };
+      }
       const [program, ...rest] = wrapped.argv;
       const result = await runCommand([program as string, ...rest], {
         cwd: run.cwd,
@@ -147,12 +219,7 @@ export function createBwrapSandbox(
         ...(run.input === undefined ? {} : { input: run.input }),
         ...(run.signal === undefined ? {} : { signal: run.signal }),
       });
-      const execFailed = result.exitCode !== 0 ? BWRAP_EXEC_FAILED.exec(result.stderr) : null;
-      const shown: CommandResult = {
-        ...result,
-        argv: [...argv],
-        ...(execFailed ? { spawnError: `${execFailed[1]}: ${execFailed[2]}` } : {}),
-      };
+      const shown: CommandResult = { ...result, argv: [...argv] };
       return { ...shown, sandbox: "bwrap", limitsHit: limitsHit(shown, own) };
     },
   };
@@ -228,6 +295,9 @@ export function commandEnvironment(
     // The environment outranks a project's .npmrc: a trial's `script-shell=/bin/true` must not
     // turn `npm test` into a command that passes without running anything.
     ...(process.platform === "win32" ? {} : { npm_config_script_shell: "/bin/sh" }),
+    // npm's global config is covered inside (it may hold tokens) and unreadable there; an npm
+    // that tried to read it would fail.
+    npm_config_globalconfig: devNull,
     ...extra,
   };
 }

@@ -16,6 +16,12 @@ export interface SandboxLimits {
   tmpBytes: number;
   /** Bytes of stdout and of stderr kept (the tail). */
   outputBytes: number;
+  /**
+   * Processes the command may have at once (RLIMIT_NPROC, set inside the sandbox's own user
+   * namespace, so it counts only the sandbox's processes). The kernel exempts root: run as root,
+   * a command's processes are not limited.
+   */
+  processes: number;
 }
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
@@ -24,10 +30,17 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
   fileSizeBytes: 256 * 1024 ** 2,
   tmpBytes: 512 * 1024 ** 2,
   outputBytes: 256 * 1024,
+  processes: 1024,
 };
 
 /** Which limit ended or cut a command. */
-export type SandboxLimitKind = "wall-time" | "cpu-time" | "memory" | "file-size" | "output";
+export type SandboxLimitKind =
+  | "wall-time"
+  | "cpu-time"
+  | "memory"
+  | "file-size"
+  | "output"
+  | "processes";
 
 export interface SandboxLimitHit {
   limit: SandboxLimitKind;

@@ -1,4 +1,10 @@
 // The forge scoring seam (SPEC §5.5): pure, no I/O.
+export {
+  applyIntendedChanges,
+  type IntendedChange,
+  intendedChangeSchema,
+  intendedChangesSchema,
+} from "./changes.js";
 export { checkMutation } from "./check-mutation.js";
 export {
   checkReadAnswer,
@@ -36,6 +42,7 @@ export {
   type Review,
   type ReviewKind,
   repoStateSchema,
+  requiredFactSchema,
   type ScoringResult,
   type ScoringSpec,
   type Submission,

@@ -24,7 +24,7 @@ export {
   readRegularFile,
   writeRegularFile,
 } from "./regular-file.js";
-export { escapeRegExp, replaceLongestFirst } from "./text.js";
+export { escapeRegExp, replaceLongestFirst, shellQuote } from "./text.js";
 export {
   formatJsonPath,
   formatProblems,

@@ -18,3 +18,8 @@ export function replaceLongestFirst(
 export function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+/** `'…'` for sh: the text verbatim, a single quote written as '\''. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, "'\\''")}'`;
+}

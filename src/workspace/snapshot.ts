@@ -49,7 +49,11 @@ export async function snapshotTree(
   options: SnapshotOptions = {},
 ): Promise<TreeSnapshot> {
   const mode = options.mode ?? "fixture";
-  const walked = await walkTree(root, mode);
+  const walked = await walkTree(
+    root,
+    mode,
+    ...(options.maxEntries === undefined ? [] : [options.maxEntries]),
+  );
   const files = await mapLimit(walked, HASH_CONCURRENCY, async (entry): Promise<TreeEntry> => {
     try {
       if (entry.kind === "file")

@@ -1,9 +1,11 @@
 // The harness's temporary directories: made owner-only under a known name, noted by the caller
 // before they exist, removed whatever a run did to their permissions, and removed after a dead
 // process only when a note names one and it is plainly the harness's.
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmod, lstat, mkdir, readdir, rm } from "node:fs/promises";
+import { access, chmod, lstat, mkdir, readdir, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { WorkspaceError } from "./types.js";
 
 /** Every trial's temporary directory is `<temp parent>/harnesslab-trial-<letters and digits>`. */
@@ -11,6 +13,8 @@ export const TRIAL_TEMP_PREFIX = "harnesslab-trial-";
 /** A run's shared baselines live in `<temp parent>/harnesslab-baseline-<letters and digits>`. */
 export const BASELINE_TEMP_PREFIX = "harnesslab-baseline-";
 const HARNESS_TEMP_NAME = /^harnesslab-(?:trial|baseline)-[A-Za-z0-9]+$/;
+
+const execFileAsync = promisify(execFile);
 
 /**
  * Makes `<parent>/<prefix><random>` (exclusively, owner only). With `beforeCreate`, the path is
@@ -64,6 +68,19 @@ export async function removeTree(dir: string): Promise<void> {
   }
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+    return;
+  } catch {
+    // A tree deeper than PATH_MAX (a trial can make one) defeats path-based removal; GNU rm
+    // walks it by directory handles.
+  }
+  try {
+    await execFileAsync("rm", ["-rf", "--one-file-system", "--", dir], { timeout: 600_000 });
+    await access(dir).then(
+      () => {
+        throw new Error("it is still there after rm -rf");
+      },
+      () => {},
+    );
   } catch (error) {
     throw new WorkspaceError(
       "cleanup-failed",

@@ -14,6 +14,7 @@ export const WORKSPACE_ERROR_CODES = [
   "patch-failed",
   "cleanup-failed",
   "fixture-changed",
+  "too-many-entries",
 ] as const;
 export type WorkspaceErrorCode = (typeof WORKSPACE_ERROR_CODES)[number];
 
@@ -83,6 +84,11 @@ export interface SnapshotOptions {
    * baseline) is skipped and anything the run left behind is recorded, symlinks included.
    */
   mode?: "fixture" | "trial";
+  /**
+   * The most files, directories and links a `trial` snapshot lists (default
+   * MAX_TRIAL_ENTRIES); more is the trial's doing (`too-many-entries`, caused by the trial).
+   */
+  maxEntries?: number;
 }
 
 export interface SnapshotDiff {

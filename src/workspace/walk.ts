@@ -1,5 +1,5 @@
 import type { Dirent } from "node:fs";
-import { readdir } from "node:fs/promises";
+import { opendir } from "node:fs/promises";
 import { join } from "node:path";
 import { mapLimit } from "./pool.js";
 import { FIXTURE_GIT_DIR_REASON, WorkspaceError } from "./types.js";
@@ -10,6 +10,14 @@ export interface WalkedEntry {
   absolute: string;
   kind: "file" | "dir" | "symlink" | "other";
 }
+
+/**
+ * The most entries a trial's tree may hold. Each listed entry costs the harness memory, and a
+ * trial can make millions of empty files within its time: past this, the trial has left what no
+ * patch should carry, and that is its own failure rather than the harness's crash. Fixtures are
+ * held to 200,000 when the manifest is loaded, so a trial has room for 300,000 more.
+ */
+export const MAX_TRIAL_ENTRIES = 500_000;
 
 /** Directories read at once; enough to hide latency without exhausting file descriptors. */
 const DIRECTORY_CONCURRENCY = 16;
@@ -28,14 +36,38 @@ function kindOf(entry: Dirent): WalkedEntry["kind"] {
  * files from the baseline commit). In `trial` mode only the root's `.git` (exactly that name) is
  * skipped.
  */
-export async function walkTree(root: string, mode: "fixture" | "trial"): Promise<WalkedEntry[]> {
+export async function walkTree(
+  root: string,
+  mode: "fixture" | "trial",
+  maxEntries: number = mode === "trial" ? MAX_TRIAL_ENTRIES : Number.POSITIVE_INFINITY,
+): Promise<WalkedEntry[]> {
   const entries: WalkedEntry[] = [];
   let level: WalkedEntry[] = [{ path: "", absolute: root, kind: "dir" }];
+  // Counted as directories are read, across the ones read at once, so that one directory of
+  // millions of entries is given up on before it is held in memory whole.
+  let listed = 0;
+  const tooMany = () =>
+    new WorkspaceError(
+      "too-many-entries",
+      `the tree holds more than ${maxEntries} files, directories and links`,
+      { limit: maxEntries },
+      { causedByTrial: mode === "trial" },
+    );
   while (level.length > 0) {
     const listings = await mapLimit(level, DIRECTORY_CONCURRENCY, async (dir) => {
       try {
-        return await readdir(dir.absolute, { withFileTypes: true });
+        const listing: Dirent[] = [];
+        const handle = await opendir(dir.absolute, { bufferSize: 256 });
+        for await (const dirent of handle) {
+          listed += 1;
+          // Leaving the loop closes the directory.
+          if (listed > maxEntries) break;
+          listing.push(dirent);
+        }
+        if (listed > maxEntries) throw tooMany();
+        return listing;
       } catch (error) {
+        if (error instanceof WorkspaceError) throw error;
         throw new WorkspaceError(
           "snapshot-failed",
           `cannot list ${dir.path === "" ? root : dir.path}: ${(error as Error).message}`,
@@ -82,6 +114,7 @@ export async function walkTree(root: string, mode: "fixture" | "trial"): Promise
         if (entry.kind === "dir") next.push(entry);
       }
     });
+
     level = next;
   }
   return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -36,6 +36,8 @@ function finished(costUsd: number | null, retried: number[] = [], output?: numbe
     costUsd,
     credits: null,
     turns: null,
+    costEquivalentTokens: null,
+    toolUse: null,
     toolCalls: null,
     permissionDenials: 0,
     retriedAttempts: retried.map((cost, i) => ({

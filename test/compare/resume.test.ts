@@ -616,7 +616,7 @@ describe("one run at a time per --out", () => {
     await writeFile(join(outDir, LOCK), lockText(deadPid()));
     await expect(
       runManifest(exp.manifestPath, { outDir, tempParent: exp.trialsDir }),
-    ).rejects.toThrow(/is not empty/);
+    ).rejects.toThrow(/holds a run already.*add --resume/);
     const { verdict } = await runManifest(exp.manifestPath, {
       outDir,
       tempParent: exp.trialsDir,

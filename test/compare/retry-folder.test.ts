@@ -32,6 +32,8 @@ function record(overrides: Partial<TrialMetrics> = {}): TrialMetrics {
     costUsd: 0.02,
     credits: null,
     turns: null,
+    costEquivalentTokens: null,
+    toolUse: null,
     toolCalls: null,
     permissionDenials: 0,
     retriedAttempts: [],

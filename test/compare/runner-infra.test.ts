@@ -179,7 +179,7 @@ describe("a grader that breaks", () => {
       });
       const stderr = await readFile(join(exp.outDir, trial.artifactDir, "stderr.txt"), "utf8");
       expect(stderr).toContain("grader missing");
-      expect(stderr).toContain("No such file or directory");
+      expect(stderr).toContain("not found on the sandbox's PATH");
       // The grade that shows the failure is kept as evidence.
       const validation = validationDocumentSchema.parse(
         await readJson(exp.outDir, `${trial.artifactDir}/validation.json`),

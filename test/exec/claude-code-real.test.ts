@@ -22,8 +22,13 @@ import {
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { attackModule, REPORT_MARK } from "../fixtures/attacks.js";
-import { claudeCodeBinary, IN_CI, realClientAvailable } from "../support/anthropic-real-clients.js";
-import { testSandbox } from "../support/sandbox.js";
+import {
+  claudeCodeBinary,
+  claudeCodeRuntime,
+  IN_CI,
+  realClientAvailable,
+} from "../support/anthropic-real-clients.js";
+import { pidsWorkingIn, testSandbox } from "../support/sandbox.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "fix-the-bug");
 const FAKE_KEY = "sk-ant-loopback-fake-key-0123456789";
@@ -152,7 +157,7 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
     expect(binary).not.toBeNull();
   });
 
-  it("contains code the agent wrote and ran through its own allowed npm test: nothing written, read or reached outside, and the key never inside", async () => {
+  it("contains code the agent wrote and ran through its own allowed npm test: nothing written, read or reached outside, Claude Code's process out of its reach, and the key never inside", async () => {
     const dir = join(base, "attack");
     const home = join(dir, "home");
     const sentinel = join(dir, "sentinel");
@@ -242,6 +247,9 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
         task: "t",
       });
       expect(receipt.status).toBe("completed");
+      // Claude Code's sandbox, and every process in it, is gone by the time the executor returns:
+      // nothing of the session may touch the trial while it is captured.
+      expect(pidsWorkingIn([root, await realpath(root)])).toEqual([]);
       // What `npm test` printed came back to the model as the Bash tool's result.
       const output = server.requests.flatMap((r) => r.toolResults.map((t) => t.text)).join("\n");
       const line = output.split("\n").find((l) => l.includes(REPORT_MARK));
@@ -260,15 +268,19 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
         "remount the system writable",
         "connect to the test's listener",
         "resolve and reach the internet",
+        "take over the host's process",
       ])
         expect({ attempt, ok: report[attempt]?.ok }).toEqual({ attempt, ok: false });
-      // Claude Code's own environment is readable by the agent's code, but holds no key.
+      // The command ran beside Claude Code, not inside its sandbox: no process of Claude Code's
+      // was in reach, so none of its environment either, and its own report stands.
       const scan = report["read every process's environment"]?.value as
         | { found: string[] }
         | undefined;
-      const found = (scan?.found ?? []).map((hex) => Buffer.from(hex, "hex").toString("utf8"));
-      expect(found).toContain("ANTHROPIC_API_KEY=harnesslab-sandboxed-credential");
-      expect(found.join("\n")).not.toContain(FAKE_KEY);
+      expect(scan?.found).toEqual([]);
+      expect(receipt.finalText).toBe("done");
+      expect(receipt.trace.find((e) => e.type === "harness.contained")).toMatchObject({
+        commandsInOwnSandbox: true,
+      });
       // Yet every model request carried the real key: the proxy added it outside.
       expect(server.requests.every((r) => r.credential === "x-api-key")).toBe(true);
       expect(received).toBe(0);
@@ -307,21 +319,13 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
         { id: "verified", composition: "verified-claude" },
       ],
       baseline: "baseline",
-      runtime: {
-        host: "claude-code",
-        model: "claude-sonnet-4-5",
-        tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
-        allowedTools: [],
-        disallowedTools: ["WebFetch", "WebSearch", "Task"],
-        permissionMode: "default",
-        maxTurns: 10,
+      runtime: claudeCodeRuntime({
         timeoutMs: 50000,
-        network: "deny",
         validationCommands: [
           ["npm", "test"],
           ["git", "status", "--short"],
         ],
-      },
+      }),
       trials: { count: 1, seed: 7, order: "sequential" },
       verdict: { policy: "heuristic-v1" },
       concurrency: 1,

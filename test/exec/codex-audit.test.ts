@@ -327,6 +327,33 @@ describe("the generated config.toml", () => {
   });
 });
 
+describe("the config of a forge task", () => {
+  it("names the forge MCP server for an mcp variant and keeps its commands off the network", () => {
+    const toml = toToml(
+      codexConfig({
+        sandboxMode: "workspace-write",
+        forge: {
+          mcp: { server: "forge", url: "http://127.0.0.1:40118/mcp" },
+          env: { FORGE_REPO: "acme/widgets" },
+          commandsReachLoopback: false,
+        },
+      }),
+    );
+    expect(toml).toContain('[mcp_servers.forge]\nurl = "http://127.0.0.1:40118/mcp"');
+    expect(toml).toContain("network_access = false");
+    expect(toml).toContain('[shell_environment_policy.set]\nFORGE_REPO = "acme/widgets"');
+  });
+
+  it("lets a cli variant's commands reach the loopback (the harness's sandbox has nothing else)", () => {
+    const config = codexConfig({
+      sandboxMode: "workspace-write",
+      forge: { env: { FORGE_URL: "http://127.0.0.1:40118" }, commandsReachLoopback: true },
+    });
+    expect(config.mcp_servers).toBeUndefined();
+    expect(toToml(config)).toContain("network_access = true");
+  });
+});
+
 describe("classifying Codex's failure messages", () => {
   it("tells network reconnects from retries after an answer", () => {
     expect(

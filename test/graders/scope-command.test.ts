@@ -174,6 +174,32 @@ describe("command grader", () => {
     }).grade(context(root, [], []));
     expect(grade.passed).toBe(false);
     expect(grade.checks[0]?.detail).toContain("could not start");
+    const unnamed = await createCommandGrader({
+      id: "missing-on-path",
+      argv: ["harnesslab-no-such-program", "--test"],
+      timeoutMs: 5_000,
+    }).grade(context(root, [], []));
+    expect(unnamed.checks[0]?.evidence).toMatchObject({
+      spawnError: expect.stringContaining("not found on the sandbox's PATH"),
+    });
+  });
+
+  it("does not take a command's own words for a program that could not start", async () => {
+    // The trial's code runs in the grader's command and can print what bubblewrap prints when
+    // it cannot start a program; that must stay a failing command, not an infrastructure error.
+    const root = await temporaryDir();
+    await writeFile(
+      join(root, "check.mjs"),
+      'process.stderr.write("bwrap: execvp npm: No such file or directory\\n"); process.exit(1);\n',
+    );
+    const grade = await createCommandGrader({
+      id: "forger",
+      argv: ["node", "check.mjs"],
+      timeoutMs: 10_000,
+    }).grade(context(root, [], []));
+    expect(grade.passed).toBe(false);
+    expect(grade.checks[0]?.evidence).not.toHaveProperty("spawnError");
+    expect(grade.checks[0]?.detail).not.toContain("could not start");
   });
 });
 

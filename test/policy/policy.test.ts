@@ -197,11 +197,36 @@ describe("tool names and commands", () => {
     expect(await ruleOf(p, "Bash", { command: ["npm", "test"] })).toBe("invalid-input");
   });
 
+  it("allows exactly the MCP tools the harness serves, by their full name", async () => {
+    const p = policy({ mcpTools: ["mcp__forge__get_issue", "mcp__forge__close"] });
+    const allowed = await p.decide("mcp__forge__get_issue", { number: 3 });
+    expect(allowed).toMatchObject({ decision: "allow", rule: "allowed", tool: null });
+    expect(await ruleOf(p, "mcp__forge__delete_repo", {})).toBe("unknown-tool");
+    expect(await ruleOf(p, "mcp__other__get_issue", {})).toBe("unknown-tool");
+    expect(await ruleOf(p, "MCP__forge__get_issue", {})).toBe("unknown-tool");
+    expect(await ruleOf(policy(), "mcp__forge__get_issue", {})).toBe("unknown-tool");
+    expect(p.decisions()[0]?.inputSummary).toBe("number=3");
+  });
+
+  it("allows a named program's commands with quoted arguments, and nothing else new", async () => {
+    const p = policy({ commandPrograms: ["curl"] });
+    const allowed = await p.decide("Bash", { command: `curl -d '{"a": 1}' http://127.0.0.1:1/x` });
+    expect(allowed).toMatchObject({
+      decision: "allow",
+      argv: ["curl", "-d", '{"a": 1}', "http://127.0.0.1:1/x"],
+    });
+    expect(await ruleOf(p, "Bash", { command: "curl x; id" })).toBe("shell-metacharacter");
+    expect(await ruleOf(p, "Bash", { command: "wget x" })).toBe("command-not-allowed");
+    expect(await ruleOf(p, "Bash", { command: "npm test" })).toBe("allowed");
+  });
+
   it("rejects settings that could not be enforced", () => {
     expect(() => policy({ allowedWrites: ["../x"] })).toThrow(/allowedWrites/);
     expect(() => policy({ allowedWrites: [".git/config"] })).toThrow(/allowedWrites/);
     expect(() => policy({ allowedCommands: [["sh", "-c", "x;y"]] })).toThrow(/allowedCommands/);
     expect(() => policy({ trialRoot: "relative" })).toThrow(/absolute/);
+    expect(() => policy({ mcpTools: ["get_issue"] })).toThrow(/mcpTools/);
+    expect(() => policy({ commandPrograms: ["/usr/bin/curl"] })).toThrow(/commandPrograms/);
   });
 });
 

@@ -65,6 +65,8 @@ export function buildVerdict(
       costUsd: spec.costUsd ?? null,
       credits: null,
       turns: spec.turns ?? null,
+      costEquivalentTokens: null,
+      toolUse: null,
       toolCalls: null,
       permissionDenials: 0,
       retriedAttempts: spec.retriedAttempts ?? [],

@@ -34,3 +34,21 @@ export function realClientAvailable(what: string, available: boolean): boolean {
   console.warn(`skipped: ${what} is not installed here (these tests are required in CI)`);
   return false;
 }
+
+/** A manifest's claude-code runtime for the offline real-client runs (no validation commands unless given). */
+export function claudeCodeRuntime(
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    host: "claude-code",
+    model: "claude-sonnet-4-5",
+    tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
+    allowedTools: [],
+    disallowedTools: ["WebFetch", "WebSearch", "Task"],
+    permissionMode: "default",
+    maxTurns: 10,
+    network: "deny",
+    validationCommands: [],
+    ...overrides,
+  };
+}

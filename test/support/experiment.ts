@@ -306,7 +306,7 @@ export async function filesContaining(root: string, needle: string): Promise<str
   return hits;
 }
 
-/** The nine files SPEC §4.3 requires in every trial folder. */
+/** The nine files SPEC §4.3 requires in every trial folder, and the tool-use transcript. */
 export const TRIAL_FILES = [
   "metrics.json",
   "patch.diff",
@@ -315,6 +315,7 @@ export const TRIAL_FILES = [
   "response.txt",
   "runtime-receipt.json",
   "stderr.txt",
+  "tool-use.json",
   "trace.jsonl",
   "validation.json",
 ] as const;

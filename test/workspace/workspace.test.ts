@@ -162,6 +162,21 @@ describe("snapshotTree", () => {
     });
   });
 
+  it("gives up on a trial past its entry limit, as the trial's doing, even inside one huge directory", async () => {
+    const workspace = await trial();
+    const crowded = join(workspace.root, "crowded");
+    await mkdir(crowded);
+    for (let i = 0; i < 50; i++) await writeFile(join(crowded, `f${i}`), "");
+    const error = await snapshotTree(workspace.root, { mode: "trial", maxEntries: 40 }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: "too-many-entries", causedByTrial: true });
+    expect(String((error as Error).message)).toContain("more than 40");
+    // Under the limit the same tree is listed whole.
+    const listed = await snapshotTree(workspace.root, { mode: "trial", maxEntries: 100 });
+    expect(listed.files.filter((f) => f.path.startsWith("crowded/"))).toHaveLength(50);
+  });
+
   it("reports a missing root as snapshot-failed", async () => {
     await expect(snapshotTree(join(base, "nope"))).rejects.toMatchObject({
       code: "snapshot-failed",
@@ -290,6 +305,23 @@ describe("createTrialWorkspace", () => {
     await writeFile(join(workspace.root, "locked", "f"), "x");
     await chmod(join(workspace.root, "locked"), 0o500);
     await workspace.cleanup();
+    await workspace.cleanup();
+    expect(await readdir(temps)).toEqual([]);
+  });
+
+  it("cleans up a tree deeper than a path can name", async () => {
+    const workspace = await trial();
+    // 25 levels of 200 characters: past PATH_MAX (4096), made relative to the level above.
+    const name = "d".repeat(200);
+    const made = await runCommand(
+      [
+        "node",
+        "-e",
+        `const fs=require("fs");for(let i=0;i<25;i++){fs.mkdirSync(${JSON.stringify(name)});process.chdir(${JSON.stringify(name)});}fs.writeFileSync("f","x");`,
+      ],
+      { cwd: workspace.root, env: minimalEnv(), timeoutMs: 20_000 },
+    );
+    expect(made.exitCode, made.stderr).toBe(0);
     await workspace.cleanup();
     expect(await readdir(temps)).toEqual([]);
   });

@@ -13,7 +13,8 @@ export const PARTIAL_FIX = '  const compact = text.trim().replace(" ", "");\n';
 
 export async function readOrThrow(tools, path) {
   const result = await tools.read(path);
-  if (!result.ok) throw new Error(`could not read ${path}: ${result.denied ? result.reason : result.error}`);
+  if (!result.ok)
+    throw new Error(`could not read ${path}: ${result.denied ? result.reason : result.error}`);
   return result.content;
 }
 

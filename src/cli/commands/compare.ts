@@ -36,6 +36,7 @@ interface RunOptions {
   maxCostUsd?: number;
   maxTokens?: number;
   calibrate?: boolean;
+  keepForgeRepos?: boolean;
 }
 
 interface PlanOptions {
@@ -96,6 +97,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .option(
       "--calibrate",
       "A/A run: compare the baseline with a copy of itself and report how often the policy claims a difference on this setup's noise",
+    )
+    .option(
+      "--keep-forge-repos",
+      'live mode (forge kind "gitea"): keep each trial\'s throwaway repository instead of deleting it',
     )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
@@ -298,6 +303,8 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.stopEarly ? { stopEarly: true } : {}),
       ...(options.retryInfra === undefined ? {} : { retryInfra: options.retryInfra }),
       ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
+      ...(io.env === undefined ? {} : { env: io.env }),
       ...(budgetOf(options) === undefined ? {} : { budget: budgetOf(options) }),
       // The real host must be able to start here before any trial runs (exit 2 otherwise).
       checkHost: true,

@@ -1,11 +1,13 @@
 // Turns a checked manifest document (either version) into the one experiment model.
 // Pure: prompt texts are read by the caller and passed in.
 import { resolve } from "node:path";
+import type { RepoState } from "../../scoring/index.js";
 import type { InputProblem } from "../../shared/index.js";
 import { assumedTrial, decideVerdict, formatP, plural } from "../../stats/index.js";
 import type {
   AgentSpec,
   Experiment,
+  ForgeSettings,
   GraderSpec,
   RuntimeSpec,
   TaskSpec,
@@ -27,6 +29,10 @@ export interface BuildContext {
   trialCount: number;
   /** Prompt text by absolute prompt path. */
   prompts: ReadonlyMap<string, string>;
+  /** Validated forge documents (seeds, expected states) by absolute path. */
+  forgeStates?: ReadonlyMap<string, RepoState>;
+  /** Each forge-state grader's expected end state, by `tasks[i].graders[j]`. */
+  expectedStates?: ReadonlyMap<string, RepoState>;
 }
 
 /** The task id a v1 manifest's single task gets. */
@@ -110,7 +116,12 @@ export function experimentFromV1(manifest: HarnessCompareV1, context: BuildConte
   };
 }
 
-function graderFromV2(grader: HarnessCompareV2Grader, manifestDir: string): GraderSpec {
+function graderFromV2(
+  grader: HarnessCompareV2Grader,
+  field: string,
+  context: BuildContext,
+): GraderSpec {
+  const manifestDir = context.manifestDir;
   switch (grader.kind) {
     case "scope":
       return { kind: "scope", id: "scope", mode: grader.mode ?? V2_DEFAULTS.scopeMode };
@@ -128,7 +139,45 @@ function graderFromV2(grader: HarnessCompareV2Grader, manifestDir: string): Grad
         id: "readme-package-v1",
         contractFile: resolve(manifestDir, grader.contract),
       };
+    case "forge-state": {
+      const expected = context.expectedStates?.get(field);
+      if (expected === undefined) throw new Error(`the expected state of ${field} was not built`);
+      return {
+        kind: "forge-state",
+        id: "forge-state",
+        expected,
+        source:
+          grader.changes !== undefined
+            ? { changes: grader.changes }
+            : { file: resolve(manifestDir, grader.expected as string) },
+      };
+    }
+    case "read-facts":
+      return { kind: "read-facts", id: "read-facts", facts: grader.facts };
   }
+}
+
+/** The experiment's forge settings with defaults, when any task is a forge task. */
+export function forgeSettingsFromV2(manifest: HarnessCompareV2): ForgeSettings | undefined {
+  if (!manifest.tasks.some((task) => task.forge !== undefined)) return undefined;
+  const forge = manifest.forge ?? { kind: "local" as const };
+  const commands = [...(forge.commands ?? V2_DEFAULTS.forgeCommands)];
+  if (forge.kind === "gitea")
+    return {
+      kind: "gitea",
+      url: forge.url,
+      tokenEnv: forge.tokenEnv,
+      owner: forge.owner,
+      user: forge.user,
+      author: forge.author ?? forge.user,
+      commands,
+    };
+  return {
+    kind: "local",
+    user: forge.user ?? V2_DEFAULTS.forgeUser,
+    author: forge.author ?? V2_DEFAULTS.forgeAuthor,
+    commands,
+  };
 }
 
 function agentFromV2(agent: string | undefined, manifestDir: string): AgentSpec | undefined {
@@ -181,16 +230,29 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
   const harness = typeof manifest.harness === "string" ? [manifest.harness] : manifest.harness;
   const tasks = manifest.tasks.map((task, index): TaskSpec => {
     const promptFile = at(task.prompt);
+    const seedFile = task.forge === undefined ? undefined : at(task.forge.seed);
+    const seed = seedFile === undefined ? undefined : context.forgeStates?.get(seedFile);
+    if (seedFile !== undefined && seed === undefined)
+      throw new Error(`seed ${seedFile} was not read before building`);
     return {
       id: task.id,
       fixtureDir: at(task.fixture),
       promptFile,
       prompt: promptText(context, promptFile),
-      expectedFiles: sortedChangeSurface(task.expectedFiles),
-      graders: task.graders.map((grader) => graderFromV2(grader, context.manifestDir)),
+      expectedFiles: sortedChangeSurface(task.expectedFiles ?? []),
+      graders: task.graders.map((grader, g) =>
+        graderFromV2(grader, `tasks[${index}].graders[${g}]`, context),
+      ),
       manifestField: `tasks[${index}]`,
+      ...(seedFile !== undefined && seed !== undefined
+        ? {
+            forge: { seedFile, seed, repo: task.forge?.repo ?? V2_DEFAULTS.forgeRepo },
+          }
+        : {}),
+      ...(task.tier === undefined ? {} : { tier: task.tier }),
     };
   });
+  const forge = forgeSettingsFromV2(manifest);
   const variants = manifest.variants.map((variant, index): VariantSpec => {
     const agent = agentFromV2(variant.agent, context.manifestDir);
     return {
@@ -221,6 +283,7 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
     },
     verdict: verdictFromV2(manifest.verdict),
     concurrency: manifest.concurrency ?? V2_DEFAULTS.concurrency,
+    ...(forge === undefined ? {} : { forge }),
   };
 }
 

@@ -2,6 +2,7 @@
 // `loadManifest` checks variants against when the caller passes `loadCatalog`.
 import { dirname } from "node:path";
 import { compileHarnessFiles } from "../assemble.js";
+import { FORGE_ACCESS_SETTING } from "../experiment.js";
 import type { CatalogLoadResult, CompositionCatalog } from "./compositions.js";
 
 /**
@@ -17,7 +18,12 @@ export async function loadHarnessCatalog(
   const compiled = await compileHarnessFiles(harnessFiles, baseDir);
   if (!compiled.ok) return { ok: false, problems: compiled.problems };
   const compositions: CompositionCatalog["compositions"] = new Map();
-  for (const composition of compiled.bundle.compositions)
-    compositions.set(composition.id, { targetHost: composition.target });
+  for (const composition of compiled.bundle.compositions) {
+    const access = composition.settings.find((s) => s.key === FORGE_ACCESS_SETTING)?.value;
+    compositions.set(composition.id, {
+      targetHost: composition.target,
+      ...(access === undefined ? {} : { forgeAccess: access.value }),
+    });
+  }
   return { ok: true, catalog: { compositions } };
 }

@@ -73,6 +73,12 @@ function describeGrader(grader: GraderSpec): string {
       return `${grader.id} (${grader.argv.join(" ")})`;
     case "readme-package-v1":
       return "readme-package-v1";
+    case "forge-state":
+      return "changes" in grader.source
+        ? `forge-state (${grader.source.changes.length} intended change(s))`
+        : "forge-state (expected state in full)";
+    case "read-facts":
+      return `read-facts (${grader.facts.length} fact(s))`;
   }
 }
 
@@ -96,10 +102,22 @@ function summaryLines(experiment: Experiment): string[] {
     `  tasks (${experiment.tasks.length}):`,
   ];
   for (const task of experiment.tasks) {
+    const forge =
+      task.forge === undefined
+        ? ""
+        : `forge seed ${portable(base, task.forge.seedFile)} (${task.forge.seed.issues?.length ?? 0} issues, ${task.forge.seed.pullRequests?.length ?? 0} pull requests), `;
+    const tier = task.tier === undefined ? "" : ` [tier ${task.tier}]`;
     lines.push(
-      `    ${task.id}: fixture ${portable(base, task.fixtureDir)}, prompt ${portable(base, task.promptFile)}, expected files ${task.expectedFiles.join(" ") || "(none)"}; graders ${task.graders.map(describeGrader).join(", ")}`,
+      `    ${task.id}${tier}: ${forge}fixture ${portable(base, task.fixtureDir)}, prompt ${portable(base, task.promptFile)}, expected files ${task.expectedFiles.join(" ") || "(none)"}; graders ${task.graders.map(describeGrader).join(", ")}`,
     );
   }
+  const forge = experiment.forge;
+  if (forge !== undefined)
+    lines.push(
+      forge.kind === "local"
+        ? `  forge: a local forge per trial (the agent acts as ${forge.user}); cli commands ${forge.commands.join(" ") || "(none)"}`
+        : `  forge: live, a throwaway repository per trial on ${forge.url} under ${forge.owner} (token in $${forge.tokenEnv}, acting as ${forge.user}); cli commands ${forge.commands.join(" ") || "(none)"}`,
+    );
   lines.push(`  variants (${experiment.variants.length}):`);
   for (const variant of experiment.variants) {
     const parts = [`composition ${variant.composition}`];

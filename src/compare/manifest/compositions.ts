@@ -3,13 +3,19 @@
 // compares names, so it stays independent of how `.harness` files are compiled.
 import { relative } from "node:path";
 import type { InputProblem } from "../../shared/index.js";
-import type { Experiment } from "../experiment.js";
+import { type Experiment, FORGE_ACCESS_SETTING, FORGE_ACCESS_VALUES } from "../experiment.js";
 
 /** What the compiled harness files define: composition id → its target host. */
 export interface CompositionCatalog {
   compositions: Map<
     string,
-    { targetHost: string /** Absolute path of the defining file. */; file?: string }
+    {
+      targetHost: string;
+      /** Absolute path of the defining file. */
+      file?: string;
+      /** The composition's `forge.access` setting as written, when it sets one. */
+      forgeAccess?: unknown;
+    }
   >;
 }
 
@@ -52,6 +58,14 @@ export function compositionReferenceProblems(
       });
       continue;
     }
+    if (
+      found.forgeAccess !== undefined &&
+      !(FORGE_ACCESS_VALUES as readonly unknown[]).includes(found.forgeAccess)
+    )
+      problems.push({
+        path: reference.field,
+        message: `composition ${JSON.stringify(reference.composition)} sets ${FORGE_ACCESS_SETTING} = ${JSON.stringify(found.forgeAccess)}; allowed: ${FORGE_ACCESS_VALUES.map((v) => JSON.stringify(v)).join(", ")} (how the agent reaches a forge task's repository)`,
+      });
     if (host !== undefined && found.targetHost !== host) {
       const file =
         found.file === undefined ? "" : ` in ${portableRelative(manifestDir, found.file)}`;

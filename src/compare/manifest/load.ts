@@ -21,6 +21,7 @@ import {
   compositionReferenceProblems,
 } from "./compositions.js";
 import { type PathReference, pathReferencesProblems } from "./files.js";
+import { forgeDocuments, forgePolicyProblems } from "./forge.js";
 import { portablePathProblem } from "./paths.js";
 import { v1PolicyProblems, v2PolicyProblems } from "./policy.js";
 import { problemsFromIssues, valueAt } from "./problems.js";
@@ -112,6 +113,7 @@ function pathReferences(version: string, root: unknown): PathReference[] {
     tasks.forEach((task, index) => {
       add(["tasks", index, "fixture"], `tasks[${index}].fixture`, "directory", "fixture", true);
       add(["tasks", index, "prompt"], `tasks[${index}].prompt`, "file", "prompt");
+      add(["tasks", index, "forge", "seed"], `tasks[${index}].forge.seed`, "file", "forge seed");
       const graders = isRecord(task) && Array.isArray(task.graders) ? task.graders : [];
       graders.forEach((grader, g) => {
         if (isRecord(grader) && grader.kind === "readme-package-v1")
@@ -120,6 +122,13 @@ function pathReferences(version: string, root: unknown): PathReference[] {
             `tasks[${index}].graders[${g}].contract`,
             "file",
             "grader contract",
+          );
+        if (isRecord(grader) && grader.kind === "forge-state")
+          add(
+            ["tasks", index, "graders", g, "expected"],
+            `tasks[${index}].graders[${g}].expected`,
+            "file",
+            "expected state",
           );
       });
     });
@@ -320,7 +329,9 @@ export async function loadManifest(
     );
   }
   problems.push(
-    ...(version === V1_SCHEMA_VERSION ? v1PolicyProblems(root) : v2PolicyProblems(root)),
+    ...(version === V1_SCHEMA_VERSION
+      ? v1PolicyProblems(root)
+      : [...v2PolicyProblems(root), ...forgePolicyProblems(root)]),
   );
   problems.push(...(await pathReferencesProblems(manifestDir, pathReferences(version, root))));
   problems.push(...trialsOverrideProblems(root, options.trialsOverride));
@@ -351,6 +362,13 @@ export async function loadManifest(
     }
   }
 
+  // The forge documents are read once the manifest itself is sound: their problems name files
+  // the manifest points at, which must exist first.
+  const forge =
+    problems.length === 0 && parsed.success && version === V2_SCHEMA_VERSION
+      ? await forgeDocuments(parsed.data as HarnessCompareV2, manifestDir)
+      : undefined;
+  if (forge !== undefined) problems.push(...forge.problems);
   if (problems.length > 0 || !parsed.success) return fail(manifestPath, dedupe(problems));
 
   const document = parsed.data as ManifestDocument;
@@ -368,6 +386,7 @@ export async function loadManifest(
     manifestDir,
     trialCount: options.trialsOverride ?? document.trials.count,
     prompts: read.prompts,
+    ...(forge === undefined ? {} : { forgeStates: forge.states, expectedStates: forge.expected }),
   };
   const experiment =
     document.schemaVersion === V1_SCHEMA_VERSION

@@ -1,6 +1,7 @@
 // `harness-compare.v2`: our general form — several tasks, two or more named variants,
 // any host, explicit validation commands, a verdict policy and concurrency.
 import { z } from "zod";
+import { intendedChangesSchema, requiredFactSchema } from "../../scoring/index.js";
 import { HOSTS } from "../experiment.js";
 import {
   allowedToolsList,
@@ -33,7 +34,35 @@ export const V2_DEFAULTS = {
   maxCostRatio: 1.25,
   concurrency: 1,
   enableFileCheckpointing: false,
+  forgeRepo: "acme/widgets",
+  forgeUser: "agent",
+  forgeAuthor: "maintainer",
+  forgeCommands: ["curl"],
 } as const;
+
+const forgeLogin = (what: string) =>
+  z
+    .string({ error: `expected ${what} (string)` })
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$/,
+      `expected ${what}: letters, digits, '.', '_' and '-', starting with a letter or digit, at most 40 characters`,
+    );
+
+const forgeCommands = z
+  .array(
+    z
+      .string({ error: "expected a program name" })
+      .regex(
+        /^[A-Za-z0-9_.+-]{1,64}$/,
+        "expected a program name such as curl (no path, no spaces)",
+      ),
+    { error: 'expected a list of program names, e.g. ["curl", "tea"]' },
+  )
+  .max(16, "expected at most 16 programs")
+  .meta({
+    description: `Programs an agent whose composition sets forge.access = "cli" may run with any arguments (default ${JSON.stringify(V2_DEFAULTS.forgeCommands)}); they reach the trial's forge and nothing else.`,
+    uniqueItems: true,
+  });
 
 const graderSchema = z.discriminatedUnion(
   "kind",
@@ -79,8 +108,109 @@ const graderSchema = z.discriminatedUnion(
         contract: portablePath("The readme-package-v1 grader contract (JSON)."),
       })
       .meta({ description: "The seed system's README grader (includes its own scope check)." }),
+    z
+      .strictObject({
+        kind: z.literal("forge-state"),
+        changes: intendedChangesSchema.optional().meta({
+          description:
+            "The intended changes; the expected end state is the seed with these applied (give this or expected).",
+        }),
+        expected: portablePath(
+          "A RepoState file: the whole expected end state (give this or changes).",
+        ).optional(),
+      })
+      .meta({
+        description:
+          "Forge tasks: the repository's issue/PR state after the agent must equal the expected end state; every other change is collateral.",
+      }),
+    z
+      .strictObject({
+        kind: z.literal("read-facts"),
+        facts: z
+          .array(requiredFactSchema, { error: "expected a list of facts" })
+          .min(1, "expected at least one fact")
+          .max(100, "expected at most 100 facts"),
+      })
+      .meta({
+        description:
+          "Forge tasks: every fact must be stated in the agent's final report (whole-phrase match of anyOf, or pattern).",
+      }),
   ],
-  { error: 'expected a grader object with kind "scope", "command" or "readme-package-v1"' },
+  {
+    error:
+      'expected a grader object with kind "scope", "command", "readme-package-v1", "forge-state" or "read-facts"',
+  },
+);
+
+const taskForgeSchema = z
+  .strictObject({
+    seed: portablePath(
+      "The repository's issue/pull-request state when a trial starts (a RepoState JSON file).",
+    ),
+    repo: z
+      .string({ error: "expected owner/name" })
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._-]{0,39}\/[A-Za-z0-9._-]{1,100}$/,
+        "expected owner/name (letters, digits, '.', '_', '-')",
+      )
+      .optional()
+      .meta({
+        description: `The repository's owner/name on the local forge (default ${V2_DEFAULTS.forgeRepo}); live mode makes a throwaway repository instead.`,
+      }),
+  })
+  .meta({ description: "Makes the task a forge task: the agent works on a seeded repository." });
+
+const forgeSettingsSchema = z.discriminatedUnion(
+  "kind",
+  [
+    z
+      .strictObject({
+        kind: z.literal("local"),
+        user: forgeLogin("a login")
+          .optional()
+          .meta({
+            description: `Who the agent acts as (default ${V2_DEFAULTS.forgeUser}).`,
+          }),
+        author: forgeLogin("a login")
+          .optional()
+          .meta({
+            description: `Who opened the seeded issues and pull requests (default ${V2_DEFAULTS.forgeAuthor}).`,
+          }),
+        commands: forgeCommands.optional(),
+      })
+      .meta({ description: "A fresh local forge per trial (the default)." }),
+    z
+      .strictObject({
+        kind: z.literal("gitea"),
+        url: z
+          .string({ error: "expected the Gitea instance's root URL" })
+          .regex(
+            /^https?:\/\/[^\s/]+(\/[^\s]*)?$/,
+            "expected an http(s) URL such as https://gitea.example.com",
+          )
+          .meta({ description: "The Gitea instance root (the API is at url + /api/v1)." }),
+        tokenEnv: z
+          .string({ error: "expected an environment variable name" })
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
+          .meta({ description: "The variable holding the token (never written anywhere)." }),
+        owner: forgeLogin("the owner (a user or organisation)").meta({
+          description: "Where each trial's throwaway repository is created.",
+        }),
+        user: forgeLogin("a login").meta({
+          description: "The login the token authenticates as (checked when the run starts).",
+        }),
+        author: forgeLogin("a login").optional().meta({
+          description:
+            "Who opens the seeded issues and pull requests (default: user); another user needs a site administrator's token (Sudo).",
+        }),
+        commands: forgeCommands.optional(),
+      })
+      .meta({
+        description:
+          "Live mode: per trial a throwaway repository on a real Gitea, seeded through its API, captured, then deleted.",
+      }),
+  ],
+  { error: 'expected a forge object with kind "local" or "gitea"' },
 );
 
 const taskSchema = z.strictObject({
@@ -89,7 +219,13 @@ const taskSchema = z.strictObject({
     "The frozen repository fixture directory (copied for every trial, never changed).",
   ),
   prompt: portablePath("The task prompt file."),
-  expectedFiles: expectedFiles(0, 256),
+  expectedFiles: expectedFiles(0, 256)
+    .optional()
+    .meta({ description: "Required for file tasks; forge tasks default to none." }),
+  forge: taskForgeSchema.optional(),
+  tier: kebabId("a tier id").optional().meta({
+    description: "A group of tasks the reports give pass rates for (e.g. read, multi-step).",
+  }),
   graders: z
     .array(graderSchema, { error: "expected a list of graders" })
     .min(1, "expected at least one grader")
@@ -226,6 +362,10 @@ export const harnessCompareV2Schema = z
       }),
     }),
     verdict: verdictSchema.optional(),
+    forge: forgeSettingsSchema.optional().meta({
+      description:
+        'Where forge tasks run: a local forge per trial (default) or a real Gitea ("live mode").',
+    }),
     concurrency: integerFrom(1, 16)
       .optional()
       .meta({ description: "Trials run at once (default 1)." }),
@@ -238,3 +378,4 @@ export const harnessCompareV2Schema = z
 
 export type HarnessCompareV2 = z.output<typeof harnessCompareV2Schema>;
 export type HarnessCompareV2Grader = z.output<typeof graderSchema>;
+export type HarnessCompareV2Forge = z.output<typeof forgeSettingsSchema>;

@@ -137,6 +137,22 @@ export class ClaudeCodeExecutor implements Executor {
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
         timeoutMs: input.timeoutMs,
+        // Claude Code runs the agent's commands itself; in its own sandbox they could take over
+        // its process and forge the result it reports (see containHost). A forge task's `cli`
+        // agent's commands reach the forge's gateway; an `mcp` agent's MCP server is Claude
+        // Code's own endpoint, which its commands do not reach.
+        commandShell: {
+          readOnly: [home],
+          writable: [tmpDir],
+          ...(input.forge?.access === "cli" && input.forge.endpoint.grant
+            ? { grants: [input.forge.endpoint.grant], env: input.forge.env }
+            : input.forge
+              ? { env: input.forge.env }
+              : {}),
+        },
+        ...(input.forge?.access === "mcp" && input.forge.endpoint.grant
+          ? { grants: [input.forge.endpoint.grant] }
+          : {}),
       });
     } catch (error) {
       return builder.finish("infra_error", {
@@ -144,15 +160,22 @@ export class ClaudeCodeExecutor implements Executor {
         error: `cannot contain Claude Code: ${error instanceof Error ? error.message : String(error)}`,
       });
     }
-    const runEnv =
-      host.proxy !== null && endpoint.ok
-        ? endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER)
-        : env;
+    const runEnv = {
+      ...(host.proxy !== null && endpoint.ok
+        ? {
+            ...endpoint.containedEnv(host.baseUrl, CREDENTIAL_PLACEHOLDER),
+            ...(host.commandShell === null ? {} : { CLAUDE_CODE_SHELL_PREFIX: host.commandShell }),
+          }
+        : env),
+      // A forge task's variables (the repository, and for cli the API's URL): no credential.
+      ...input.forge?.env,
+    };
     if (host.proxy !== null)
       builder.event("harness.contained", {
         sandbox: input.sandbox.description,
         endpoint: endpoint.ok ? endpoint.upstream : null,
         viaEndpointProxy: true,
+        commandsInOwnSandbox: host.commandShell !== null,
       });
 
     const deadline = runDeadline(input);

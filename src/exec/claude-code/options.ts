@@ -47,7 +47,10 @@ export function buildQueryOptions({
     permissionMode: (runtime.permissionMode ?? "default") as PermissionMode,
     settingSources: [],
     strictMcpConfig: true,
-    mcpServers: {},
+    // Only the harness's own forge MCP server, in a forge task whose variant reaches it by MCP.
+    mcpServers: input.forge?.mcp
+      ? { [input.forge.mcp.server]: { type: "http", url: input.forge.endpoint.url } }
+      : {},
     persistSession: false,
     skills: [],
     env,

@@ -19,6 +19,17 @@ export interface CodexRunConfig {
   model?: string;
   sandboxMode: "workspace-write" | "read-only";
   endpoint?: CodexEndpointConfig;
+  /** A forge task: the forge MCP server (mcp) or the forge's endpoint for commands (cli). */
+  forge?: {
+    mcp?: { server: string; url: string };
+    /** Variables the agent's commands get (no credential). */
+    env: Record<string, string>;
+    /**
+     * cli: commands must reach the forge's endpoint on the loopback of the harness's sandbox,
+     * which Codex's own sandbox would block; the harness's sandbox still has no other network.
+     */
+    commandsReachLoopback: boolean;
+  };
 }
 
 /** The settings as a TOML-shaped object (root keys, then tables). */
@@ -39,14 +50,18 @@ export function codexConfig(run: CodexRunConfig): CodexConfigObject {
     history: { persistence: "none" },
     skills: { bundled: { enabled: false } },
     sandbox_workspace_write: {
-      network_access: false,
+      network_access: run.forge?.commandsReachLoopback === true,
       // Only the trial root is writable: not /tmp, not $TMPDIR.
       exclude_tmpdir_env_var: true,
       exclude_slash_tmp: true,
     },
     // Commands the agent runs see PATH, HOME and the like, never the credential variables.
-    shell_environment_policy: { inherit: "core" },
+    shell_environment_policy: {
+      inherit: "core",
+      ...(run.forge && Object.keys(run.forge.env).length > 0 ? { set: run.forge.env } : {}),
+    },
   } satisfies CodexConfigObject);
+  if (run.forge?.mcp) config.mcp_servers = { [run.forge.mcp.server]: { url: run.forge.mcp.url } };
   if (run.endpoint) {
     const provider: CodexConfigObject = {
       name: "harnesslab endpoint",

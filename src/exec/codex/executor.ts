@@ -5,6 +5,7 @@
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { PolicyDecision } from "../../policy/index.js";
+import { shellQuote } from "../../shared/index.js";
 import type { InfraReason, ReceiptStatus, RuntimeReceipt } from "../receipt.js";
 import { secretValuesFromEnv } from "../redact.js";
 import { errorMessage, stoppedOutcome } from "../sdk/classify.js";
@@ -280,6 +281,17 @@ export class CodexExecutor implements Executor {
               },
             }
           : {}),
+        ...(input.forge
+          ? {
+              forge: {
+                ...(input.forge.mcp
+                  ? { mcp: { server: input.forge.mcp.server, url: input.forge.endpoint.url } }
+                  : {}),
+                env: input.forge.env,
+                commandsReachLoopback: input.forge.access === "cli",
+              },
+            }
+          : {}),
       });
       await writeFile(join(codexHome, "config.toml"), toToml(config));
       return await this.startThread(sdk, input, builder, deadline, {
@@ -343,6 +355,7 @@ export class CodexExecutor implements Executor {
       },
       timeoutMs: input.timeoutMs,
       allowNestedSandbox: true,
+      ...(input.forge?.endpoint.grant ? { grants: [input.forge.endpoint.grant] } : {}),
     });
     try {
       const env: Record<string, string> = { ...run.env };
@@ -716,9 +729,4 @@ export class CodexExecutor implements Executor {
     builder.toolCalls = toolCalls;
     return violations;
   }
-}
-
-/** `'…'` for sh: the text verbatim, a single quote written as '\''. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, "'\\''")}'`;
 }

@@ -95,7 +95,7 @@ export function buildQueryOptions(q: QoderQueryInput): Options {
   const hooks: HookCallbackMatcher[] = [{ hooks: [q.gate.preToolUse] }];
   const options: Options = {
     cwd: q.input.cwd,
-    env: q.env,
+    env: { ...q.env, ...q.input.forge?.env },
     auth: q.auth as Options["auth"],
     transport: q.transport as Options["transport"],
     pathToQoderCLIExecutable: q.pathToQoderCLIExecutable,
@@ -107,7 +107,11 @@ export function buildQueryOptions(q: QoderQueryInput): Options {
     canUseTool: q.gate.canUseTool,
     hooks: { PreToolUse: hooks },
     settingSources: [],
-    mcpServers: {},
+    // Only the harness's forge MCP server, in a forge task whose variant reaches it by MCP (Qoder
+    // runs without the sandbox only, so the server is on a loopback port behind a secret path).
+    mcpServers: q.input.forge?.mcp
+      ? { [q.input.forge.mcp.server]: { type: "http", url: q.input.forge.endpoint.url } }
+      : {},
     strictMcpConfig: true,
     persistSession: false,
     stderr: q.stderr,

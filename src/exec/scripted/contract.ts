@@ -52,9 +52,30 @@ export interface ScriptedTools {
   bash(command: string): Promise<ToolResult<BashOutput>>;
   /**
    * Calls any tool by name with a raw, Claude Code–shaped input (`{file_path}`, `{command}`, …).
-   * Unknown tools are put to the policy too, and denied.
+   * Unknown tools are put to the policy too, and denied. In a forge task whose variant reaches
+   * the forge by MCP, the forge's tools are called this way (`mcp__forge__get_issue`, `{number}`):
+   * allowed, they go to the trial's forge MCP server over MCP and resolve to
+   * `{ok: true, result}` (the tool's JSON answer) or `{ok: false, denied: false, error}`.
    */
   call(toolName: string, input: unknown): Promise<ToolResult<Record<string, unknown>>>;
+}
+
+/** A forge task's repository, as a scripted agent gets it (`ctx.forge`). */
+export interface ScriptedForge {
+  /** The forge's instance root as the harness reaches it (the API is at url + /api/v1). */
+  url: string;
+  /** A token of `user` (live mode: the experimenter's own). */
+  token: string;
+  owner: string;
+  repo: string;
+  /** The login the agent acts as. */
+  user: string;
+  /** How the variant's composition says the agent reaches the forge. */
+  access: "mcp" | "cli";
+  /** `cli`: the forge as the agent's commands reach it (`tools.bash("curl " + commandUrl + …)`). */
+  commandUrl?: string;
+  /** `mcp`: the names of the forge MCP tools, as `tools.call` takes them. */
+  mcpTools?: string[];
 }
 
 export interface ScriptedAgentContext {
@@ -66,6 +87,8 @@ export interface ScriptedAgentContext {
   /** Aborted when the run times out or is cancelled; tools stop working at that point. */
   signal: AbortSignal;
   trial: { index: number; variant: string; task: string };
+  /** Forge tasks: the trial's repository on its forge. */
+  forge?: ScriptedForge;
 }
 
 /**

@@ -6,9 +6,9 @@ import {
   type TraceEvent,
 } from "../receipt.js";
 import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
-import type { Executor, ExecutorRunInput } from "../types.js";
+import type { Executor, ExecutorForgeAccess, ExecutorRunInput } from "../types.js";
 import { loadScriptedAgent } from "./agents.js";
-import type { ScriptedAgentContext } from "./contract.js";
+import type { ScriptedAgentContext, ScriptedForge } from "./contract.js";
 import { commandEnvNames, createScriptedTools } from "./tools.js";
 
 export interface ScriptedExecutorOptions {
@@ -23,6 +23,20 @@ export interface ScriptedExecutorOptions {
    * credential variables (`secretValuesFromEnv(process.env)`), read when a run starts.
    */
   secretValues?: readonly string[];
+}
+
+/** `ctx.forge`: the trial's repository, and how this variant's agent reaches it. */
+function scriptedForge(forge: ExecutorForgeAccess): ScriptedForge {
+  return {
+    url: forge.direct.url,
+    token: forge.direct.token,
+    owner: forge.owner,
+    repo: forge.repo,
+    user: forge.user,
+    access: forge.access,
+    ...(forge.access === "cli" ? { commandUrl: forge.endpoint.url } : {}),
+    ...(forge.mcp ? { mcpTools: [...forge.mcp.tools] } : {}),
+  };
 }
 
 type Ending =
@@ -67,6 +81,7 @@ export class ScriptedExecutor implements Executor {
       sandbox: input.sandbox,
       signal: controller.signal,
       commandTimeoutMs: Math.min(this.commandTimeoutMs, input.timeoutMs),
+      ...(input.forge === undefined ? {} : { forge: input.forge }),
       ...(this.searchTimeLimitMs === undefined
         ? {}
         : { searchTimeLimitMs: this.searchTimeLimitMs }),
@@ -141,6 +156,7 @@ export class ScriptedExecutor implements Executor {
       tools: toolbox.tools,
       signal: controller.signal,
       trial: { index: input.trialIndex, variant: input.variant, task: input.task },
+      ...(input.forge === undefined ? {} : { forge: scriptedForge(input.forge) }),
     };
     const agentStarted = this.now();
     let timer: NodeJS.Timeout | undefined;
@@ -169,6 +185,7 @@ export class ScriptedExecutor implements Executor {
     controller.abort();
     // Nothing the harness started on the agent's behalf may still touch the trial afterwards.
     await toolbox.settled();
+    await toolbox.close();
 
     const agentVersion = loaded.version;
     switch (ending.kind) {

@@ -1,10 +1,18 @@
 import { lstat, mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../policy/index.js";
-import { type CommandSandbox, commandEnvironment, SANDBOX_HOME } from "../../sandbox/index.js";
+import {
+  type CommandSandbox,
+  commandEnvironment,
+  SANDBOX_HOME,
+  withGrantedEndpoints,
+} from "../../sandbox/index.js";
 import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.js";
 import type { TraceEvent } from "../receipt.js";
 import { redact } from "../redact.js";
+import type { ExecutorForgeAccess } from "../types.js";
 import type {
   BashOutput,
   GrepMatch,
@@ -37,6 +45,11 @@ export interface ScriptedToolsOptions {
   /** Upper bound for one command; the run's own deadline still applies through `signal`. */
   commandTimeoutMs: number;
   trace: TraceEvent[];
+  /**
+   * A forge task's access: `cli` commands get the forge's endpoint and variables; allowed MCP
+   * tools (`mcp__forge__…`) go to the trial's forge MCP server.
+   */
+  forge?: ExecutorForgeAccess;
 }
 
 export interface ScriptedToolbox {
@@ -47,6 +60,8 @@ export interface ScriptedToolbox {
   denials(): PolicyDecisionRecord[];
   /** Settles once every call that started has finished (killed commands included). */
   settled(): Promise<void>;
+  /** Closes what the tools opened (the MCP client); after `settled`. */
+  close(): Promise<void>;
   /** Names of the environment variables commands receive (for the receipt). */
   envVarNames: string[];
 }
@@ -97,7 +112,11 @@ function errorText(error: unknown): string {
  */
 export function createScriptedTools(options: ScriptedToolsOptions): ScriptedToolbox {
   const { policy, signal, trace } = options;
-  const env = commandEnvironment();
+  const forge = options.forge;
+  const env = commandEnvironment(forge?.env ?? {});
+  // A cli agent's commands reach the forge's endpoint (in the sandbox, through the forwarder).
+  const grants = forge?.access === "cli" && forge.endpoint.grant ? [forge.endpoint.grant] : [];
+  const mcp = forge?.mcp === undefined ? undefined : lazyMcpClient(forge.mcp);
   const searchLimit = {
     signal,
     ...(options.searchTimeLimitMs === undefined ? {} : { timeLimitMs: options.searchTimeLimitMs }),
@@ -211,10 +230,14 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
     },
     Bash: async (decision) => {
       const argv = decision.argv!;
-      const command = argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv;
-      const result = await options.sandbox.run(command, {
+      const forwarded = withGrantedEndpoints(
+        argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv,
+        grants,
+      );
+      const result = await options.sandbox.run(forwarded.argv, {
         cwd: options.cwd,
         writable: [options.cwd],
+        ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
         // The harness's baseline stays the harness's: commands may read the repository, not change it.
         protect: [join(options.cwd, ".git")],
         env,
@@ -256,6 +279,12 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       result = denied(decision);
     } else if (signal.aborted) {
       result = failed("the trial has ended; tool calls are no longer carried out");
+    } else if (decision.tool === null) {
+      // The policy allows no unknown tool but the MCP tools the harness serves.
+      result =
+        mcp === undefined
+          ? failed("no MCP server is attached to this trial")
+          : await mcp.call(toolName, input).catch((error: unknown) => failed(errorText(error)));
     } else {
       const handler = handlers[decision.tool!]!;
       const fields =
@@ -306,7 +335,60 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
     settled: async () => {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
+    close: async () => {
+      await mcp?.close();
+    },
     envVarNames: commandEnvNames(),
+  };
+}
+
+/**
+ * A client of the trial's forge MCP server, connected on first use over the server's own HTTP
+ * handler (in-process: the scripted agent runs in the harness), speaking MCP as a host would.
+ */
+function lazyMcpClient(server: NonNullable<ExecutorForgeAccess["mcp"]>) {
+  let connecting: Promise<Client> | undefined;
+  const prefix = `mcp__${server.server}__`;
+  const connect = () => {
+    connecting ??= (async () => {
+      const client = new Client({ name: "harnesslab-scripted", version: "1.0.0" });
+      const transport = new StreamableHTTPClientTransport(new URL("http://forge.mcp/mcp"), {
+        fetch: (url, init) => server.handle(new Request(url, init)),
+      });
+      await client.connect(transport);
+      return client;
+    })();
+    return connecting;
+  };
+  return {
+    async call(toolName: string, input: unknown): Promise<ToolResult<{ result: unknown }>> {
+      if (!toolName.startsWith(prefix))
+        return failed(`${toolName} is not a tool of this trial's MCP server`);
+      const client = await connect();
+      const answer = await client.callTool({
+        name: toolName.slice(prefix.length),
+        arguments: (typeof input === "object" && input !== null ? input : {}) as Record<
+          string,
+          unknown
+        >,
+      });
+      const text = (answer.content as Array<{ type: string; text?: string }> | undefined)
+        ?.filter((part) => part.type === "text")
+        .map((part) => part.text ?? "")
+        .join("\n");
+      if (answer.isError === true) return failed(text ?? "the tool failed");
+      let result: unknown = text;
+      try {
+        result = JSON.parse(text ?? "");
+      } catch {
+        // not JSON: the text itself
+      }
+      return { ok: true, result };
+    },
+    async close() {
+      if (connecting === undefined) return;
+      await (await connecting.catch(() => undefined))?.close().catch(() => {});
+    },
   };
 }
 
@@ -319,6 +401,8 @@ function summarizeResult(result: ToolResult<object>): Record<string, unknown> {
     if (key === "content" && typeof value === "string") out.contentChars = value.length;
     else if (key === "files" && Array.isArray(value)) out.files = value.length;
     else if (key === "matches" && Array.isArray(value)) out.matches = value.length;
+    // An MCP tool's answer, as text (clipped with every other string of the trace).
+    else if (key === "result" && typeof value === "object") out.result = JSON.stringify(value);
     else out[key] = value;
   }
   return out;

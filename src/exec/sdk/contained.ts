@@ -3,16 +3,25 @@
 // is not containing it: the whole CLI goes into the sandbox, with the trial and its private home
 // writable, its own install readable, and one granted endpoint, its model API, reached through
 // the credential-adding proxy (see src/sandbox/endpoint.ts). The credential stays outside.
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { constants as osConstants } from "node:os";
 import { dirname, join } from "node:path";
 import {
+  type CommandRelay,
   type CommandSandbox,
-  ENDPOINT_FORWARDER_SOURCE,
+  commandEnvironment,
   type EndpointProxy,
+  type GrantedEndpoint,
+  type RelayedCommand,
+  type RelayedResult,
+  SANDBOX_COMMAND_SOCKET,
   SANDBOX_ENDPOINT_PORT,
   SANDBOX_ENDPOINT_SOCKET,
+  startCommandRelay,
   startEndpointProxy,
+  withGrantedEndpoints,
 } from "../../sandbox/index.js";
+import { isPathInside } from "../../shared/index.js";
 
 /** What the contained process is given instead of a credential (the proxy adds the real one). */
 export const CREDENTIAL_PLACEHOLDER = "harnesslab-sandboxed-credential";
@@ -29,11 +38,19 @@ export interface ContainedHost {
   proxy: EndpointProxy | null;
   /** The base URL to give the host (the forwarder inside, or the upstream when uncontained). */
   baseUrl: string;
+  /**
+   * With `commandShell`: the program the host must run each shell command through (it takes
+   * the command's script as its one argument); null when uncontained.
+   */
+  commandShell: string | null;
   /** The command line that runs `command` contained, and its environment (`env` + PATH inside). */
   commandLine(
     command: readonly string[],
     env: Readonly<Record<string, string | undefined>>,
   ): { argv: string[]; env: Record<string, string> };
+  /** Processes started through `spawnContained`; `close` stops the ones still running. */
+  track(child: ChildProcess): void;
+  /** Stops what is still running of the host's sandbox, then the proxy; waits for both. */
   close(): Promise<void>;
 }
 
@@ -49,6 +66,23 @@ export interface ContainHostOptions {
   timeoutMs: number;
   /** Codex starts a sandbox of its own for each command it runs. */
   allowNestedSandbox?: boolean;
+  /**
+   * Runs every shell command of the host in a sandbox of its own beside the host's, through the
+   * command relay (Claude Code's CLAUDE_CODE_SHELL_PREFIX; see src/sandbox/command-relay.ts).
+   * A command sees no process of the host's and no network; the trial writable (its `.git`
+   * read-only), `writable` (the host's temporary folder, where it learns the command's final
+   * directory) writable, `readOnly` readable, and nothing else of the host's files.
+   */
+  commandShell?: {
+    readOnly: readonly string[];
+    writable: readonly string[];
+    /** Endpoints the commands reach on their loopback (a forge task's API for a `cli` agent). */
+    grants?: readonly GrantedEndpoint[];
+    /** Variables the commands get on top of the contained command environment (no secret). */
+    env?: Readonly<Record<string, string>>;
+  };
+  /** Further endpoints the host process itself reaches (a forge task's MCP server). */
+  grants?: readonly GrantedEndpoint[];
 }
 
 const definedOnly = (env: Readonly<Record<string, string | undefined>>) => {
@@ -67,7 +101,9 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
     return {
       proxy: null,
       baseUrl: options.endpoint.upstream,
+      commandShell: null,
       commandLine: (command, env) => ({ argv: [...command], env: definedOnly(env) }),
+      track: () => {},
       close: async () => {},
     };
   }
@@ -77,47 +113,127 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
     dropHeaders: ["authorization", "x-api-key"],
     parentDir: dirname(options.scratchDir),
   });
+  let relay: CommandRelay | null = null;
   // Everything but the host's own command is known now; an SDK's spawn hook is synchronous.
   const PLACEHOLDER = "\0command";
   let prepared: { prefix: string[]; path: string };
   try {
-    const wrapped = await options.sandbox.wrap(
+    if (options.commandShell)
+      relay = await startCommandRelay({
+        parentDir: dirname(options.scratchDir),
+        run: relayedRun(options, options.commandShell),
+      });
+    const forwarded = withGrantedEndpoints(
+      [PLACEHOLDER],
       [
-        process.execPath,
-        "-e",
-        ENDPOINT_FORWARDER_SOURCE,
-        String(SANDBOX_ENDPOINT_PORT),
-        SANDBOX_ENDPOINT_SOCKET,
-        PLACEHOLDER,
+        {
+          socketPath: proxy.socketPath as string,
+          target: SANDBOX_ENDPOINT_SOCKET,
+          port: SANDBOX_ENDPOINT_PORT,
+        },
+        ...(options.grants ?? []),
       ],
-      {
-        cwd: options.cwd,
-        writable: [options.cwd, options.scratchDir],
-        readOnly: [...options.installPaths],
-        protect: [join(options.cwd, ".git")],
-        binds: [{ source: proxy.socketPath, target: SANDBOX_ENDPOINT_SOCKET }],
-        env: {},
-        timeoutMs: options.timeoutMs,
-        privateDir: options.scratchDir,
-        // An agent's whole session: it may use CPU for as long as it may run, and runtimes such
-        // as Bun reserve far more address space than they use.
-        limits: { cpuSeconds: Math.ceil(options.timeoutMs / 1000) * 2 + 60, memoryBytes: null },
-        ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
-      },
     );
+    const wrapped = await options.sandbox.wrap(forwarded.argv, {
+      cwd: options.cwd,
+      writable: [options.cwd, options.scratchDir],
+      readOnly: [...options.installPaths, ...(relay ? [relay.shellDir] : [])],
+      protect: [join(options.cwd, ".git")],
+      binds: [
+        ...forwarded.binds,
+        ...(relay ? [{ source: relay.socketPath, target: SANDBOX_COMMAND_SOCKET }] : []),
+      ],
+      env: {},
+      timeoutMs: options.timeoutMs,
+      privateDir: options.scratchDir,
+      // Runtimes such as Bun reserve far more address space than they use.
+      limits: { cpuSeconds: hostCpuSeconds(options), memoryBytes: null },
+      ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
+    });
     prepared = { prefix: wrapped.argv.slice(0, -1), path: wrapped.env.PATH ?? "/usr/bin:/bin" };
   } catch (error) {
     await proxy.close();
+    await relay?.close();
     throw error;
   }
+  const children = new Set<ChildProcess>();
   return {
     proxy,
     baseUrl: proxy.clientBaseUrl,
+    commandShell: relay?.shellProgram ?? null,
     commandLine: (command, env) => ({
       argv: [...prepared.prefix, ...command],
       env: { ...definedOnly(env), PATH: prepared.path },
     }),
-    close: () => proxy.close(),
+    track: (child) => {
+      children.add(child);
+    },
+    close: async () => {
+      await Promise.all([...children].map((child) => stopSandboxProcess(child)));
+      await proxy.close();
+      await relay?.close();
+    },
+  };
+}
+
+/** An agent's whole session may use CPU for as long as it may run (twice, for two cores), and a minute more. */
+function hostCpuSeconds(options: ContainHostOptions): number {
+  return Math.ceil(options.timeoutMs / 1000) * 2 + 60;
+}
+
+/** How long a host's sandbox may take to end by itself once the SDK is done with it. */
+const HOST_EXIT_GRACE_MS = 2_000;
+
+/**
+ * Waits for a host's sandbox to end, and kills it (bwrap, and with it every process inside) when
+ * it does not within the grace period: nothing the agent started may outlive its run and
+ * touch the trial while it is captured and graded.
+ */
+async function stopSandboxProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = await Promise.race([
+    exited.then(() => false),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(true), HOST_EXIT_GRACE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!graceOver) return;
+  child.kill("SIGKILL");
+  await exited;
+}
+
+/** The relay's run: one command in a sandbox of its own, as the scripted host's Bash runs one. */
+function relayedRun(
+  options: ContainHostOptions,
+  shell: NonNullable<ContainHostOptions["commandShell"]>,
+) {
+  const visible = [options.cwd, ...shell.writable, ...shell.readOnly];
+  return async (command: RelayedCommand, signal: AbortSignal): Promise<RelayedResult> => {
+    // The host's own idea of its directory; anything the sandbox would not show is the trial.
+    const cwd = visible.some((dir) => isPathInside(dir, command.cwd)) ? command.cwd : options.cwd;
+    const forwarded = withGrantedEndpoints(["/bin/bash", "-c", command.script], shell.grants ?? []);
+    const result = await options.sandbox.run(forwarded.argv, {
+      cwd,
+      writable: [options.cwd, ...shell.writable],
+      readOnly: [...shell.readOnly],
+      protect: [join(options.cwd, ".git")],
+      ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
+      env: commandEnvironment(shell.env ?? {}),
+      timeoutMs: options.timeoutMs,
+      signal,
+      privateDir: options.scratchDir,
+    });
+    const signalNumber =
+      result.signal === null || result.signal === undefined
+        ? null
+        : (osConstants.signals[result.signal as NodeJS.Signals] ?? null);
+    const exitCode =
+      result.exitCode ?? (signalNumber !== null ? 128 + signalNumber : result.timedOut ? 124 : 126);
+    const notes = result.limitsHit.map((hit) => `harnesslab: ${hit.detail}\n`).join("");
+    return { stdout: result.stdout, stderr: `${result.stderr}${notes}`, exitCode };
   };
 }
 
@@ -137,10 +253,12 @@ export function spawnContained(
 ) {
   const line = host.commandLine([request.command, ...request.args], request.env);
   const [program, ...args] = line.argv;
-  return spawn(program as string, args, {
+  const child = spawn(program as string, args, {
     ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     env: line.env,
     stdio: ["pipe", "pipe", "pipe"],
     ...(request.signal ? { signal: request.signal } : {}),
   });
+  host.track(child);
+  return child;
 }

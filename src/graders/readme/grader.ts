@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { lstat, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { commandEnvironment } from "../../sandbox/index.js";
@@ -73,12 +74,16 @@ const PROBE_MARKER = "@@harness-exports@@";
 /**
  * The export-reading program, run in a separate permission-model process: the package
  * entry is agent-reachable code and must never be imported into the grader itself.
- * It imports the package by its own name, so Node resolves it through `exports`.
+ * It imports the package by its own name, so Node resolves it through `exports`. The package's
+ * code runs in the same process and could print a report of its own; the report the grader
+ * takes carries a nonce the probe reads from stdin before that code loads, so it cannot know it.
  */
 function exportProbeSource(packageName: string): string {
   return [
+    'import { readFileSync } from "node:fs";',
+    'const nonce = readFileSync(0, "utf8").trim();',
     "const write = process.stdout.write.bind(process.stdout);",
-    `const report = (value) => write(${JSON.stringify(PROBE_MARKER)} + JSON.stringify(value) + "\\n", () => process.exit(0));`,
+    `const report = (value) => write(${JSON.stringify(PROBE_MARKER)} + nonce + JSON.stringify(value) + "\\n", () => process.exit(0));`,
     "try {",
     `  const namespace = await import(${JSON.stringify(packageName)});`,
     "  report({ ok: true, exports: Object.keys(namespace).sort() });",
@@ -88,14 +93,13 @@ function exportProbeSource(packageName: string): string {
   ].join("\n");
 }
 
-function parseProbe(stdout: string): ExportProbe | undefined {
-  const line = stdout
-    .split("\n")
-    .reverse()
-    .find((l) => l.startsWith(PROBE_MARKER));
-  if (line === undefined) return undefined;
+/** The probe's one report; none, or more than one, is no answer. */
+function parseProbe(stdout: string, nonce: string): ExportProbe | undefined {
+  const marker = `${PROBE_MARKER}${nonce}`;
+  const lines = stdout.split("\n").filter((l) => l.startsWith(marker));
+  if (lines.length !== 1) return undefined;
   try {
-    const value = JSON.parse(line.slice(PROBE_MARKER.length)) as {
+    const value = JSON.parse(lines[0]!.slice(marker.length)) as {
       ok?: unknown;
       exports?: unknown;
       error?: unknown;
@@ -287,16 +291,17 @@ async function probeExports(
       probe: { ok: false, exports: [], error: session.packageInfo.problem ?? "no package name" },
       evidence: null,
     };
+  const nonce = randomBytes(16).toString("hex");
   const result = await runPermissionModelNode(
     ["--input-type=module", "--eval", exportProbeSource(name)],
-    { ...session.node, timeoutMs },
+    { ...session.node, timeoutMs, input: `${nonce}\n` },
   );
   const evidence = commandEvidence(result, session.replacements);
   // The probe source itself is ours and long; keep evidence about the outcome, not our code.
   evidence.argv = displaySandboxArgv(evidence.argv).map((arg) =>
     arg.includes(PROBE_MARKER) ? "<export probe>" : arg,
   );
-  const parsed = parseProbe(result.stdout);
+  const parsed = parseProbe(result.stdout, nonce);
   if (parsed !== undefined) return { probe: parsed, evidence };
   return {
     probe: { ok: false, exports: [], error: describeOutcome(result, timeoutMs) },

@@ -88,6 +88,8 @@ export interface PermissionModelRun {
   sandbox: CommandSandbox;
   /** Harness-owned directory outside the trial (the unsandboxed kind's private HOME goes here). */
   privateDir: string;
+  /** Given on stdin. */
+  input?: string;
 }
 
 /**
@@ -115,6 +117,7 @@ export async function runPermissionModelNode(
       maxOutputBytes: 64 * 1024,
       privateDir: run.privateDir,
       ...(run.signal === undefined ? {} : { signal: run.signal }),
+      ...(run.input === undefined ? {} : { input: run.input }),
     },
   );
 }
