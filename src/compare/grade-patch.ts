@@ -9,6 +9,7 @@ import {
   applyPatch,
   createTrialWorkspace,
   isWorkspaceError,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -45,6 +46,8 @@ export interface GradePatchInput {
   /** Forge tasks: the repository's state after the agent (what forge-state grades). */
   forgeState?: RepoState;
   sandbox: CommandSandbox;
+  /** The task's baseline the run shares, which each grading copy links instead of committing. */
+  baseline?: SharedBaseline;
   tempParent?: string;
   /** Notes the grading workspace's directory before it exists (for --resume to clean up). */
   beforeCreate: (tempDir: string) => Promise<void>;
@@ -87,6 +90,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         ...(input.tempParent ? { tempParent: input.tempParent } : {}),
         beforeCreate: input.beforeCreate,
         expectedFixture: input.fixtureSnapshot,
+        ...(input.baseline ? { baseline: input.baseline } : {}),
       });
     } catch (error) {
       const changed = isWorkspaceError(error) && error.code === "fixture-changed";

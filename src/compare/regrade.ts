@@ -25,7 +25,7 @@ import {
   replaceLongestFirst,
   runPool,
 } from "../shared/index.js";
-import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
+import { type SharedBaseline, snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import {
   frozenTasksSchema,
   type RunManifest,
@@ -37,6 +37,7 @@ import {
   verdictDocumentSchema,
 } from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
+import { shareBaselines } from "./baselines.js";
 import { calibrationExperiment } from "./calibrate.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { chooseSandbox } from "./containment.js";
@@ -442,8 +443,9 @@ export async function regradeRun(
   async function regradeHoldingLock(): Promise<RegradeResult> {
     const dirs = previous.trials.map((trial) => join(outDir, trial.artifactDir));
     // What a regrade killed mid-way left: its workspaces (noted in the trial folders), its
-    // half-written verdict files, and the checks it wrote for a verdict it never finished.
-    for (const dir of dirs) await removeAbandonedWorkspaces(dir, tempParent);
+    // shared baselines (noted at the top of --out), its half-written verdict files, and the
+    // checks it wrote for a verdict it never finished.
+    for (const dir of [...dirs, outDir]) await removeAbandonedWorkspaces(dir, tempParent);
     await removeAtomicLeftovers(outDir);
     const { stem, validationFile } = await nextStem(outDir);
     const removeChecks = () =>
@@ -506,6 +508,12 @@ export async function regradeRun(
     const metrics: TrialMetrics[] = new Array(recorded.length);
     let done = 0;
     const concurrency = Math.max(1, options.concurrency ?? runManifest.effective.concurrency);
+    const baselines = shareBaselines({
+      enabled: !containment.record.unsafe,
+      outDir,
+      tempParent,
+      user: "regrade",
+    });
     try {
       await runPool(
         recorded.map((_, index) => index),
@@ -517,6 +525,10 @@ export async function regradeRun(
             ? await regradeTrial(trial.dir, trial.old, trial.regrade, {
                 graders: graders.get(trial.regrade.task.id) ?? [],
                 fixtureSnapshot: fixtureSnapshots.get(trial.regrade.task.id)!,
+                baseline: await baselines.forTask(
+                  trial.regrade.task,
+                  fixtureSnapshots.get(trial.regrade.task.id)!,
+                ),
                 sandbox: containment.sandbox,
                 validationFile,
                 tempParent,
@@ -536,6 +548,8 @@ export async function regradeRun(
       // Stopped (or broken) before the verdict: the checks written so far belong to no verdict.
       await removeChecks();
       throw error;
+    } finally {
+      await baselines.dispose();
     }
 
     const built = buildVerdictDocument({
@@ -624,6 +638,7 @@ async function keepTrial(
 interface RegradeTrialOptions {
   graders: readonly PreparedGrader[];
   fixtureSnapshot: TreeSnapshot;
+  baseline: SharedBaseline | undefined;
   sandbox: CommandSandbox;
   validationFile: string;
   tempParent: string;
@@ -656,6 +671,7 @@ async function regradeTrial(
     task,
     graders: options.graders,
     fixtureSnapshot: options.fixtureSnapshot,
+    ...(options.baseline ? { baseline: options.baseline } : {}),
     patch,
     changedFiles: old.changedFiles,
     finalText,

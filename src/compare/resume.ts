@@ -19,7 +19,11 @@ import { trialArtifactDir } from "./plan.js";
 import { loadRunKey, type RunKey, verifyRecord } from "./record-seal.js";
 import { isRetryableInfraError } from "./retry.js";
 import { differingInputs } from "./run-inputs.js";
-import { type AbandonedWorkspace, removeAbandonedWorkspace } from "./workspace-marker.js";
+import {
+  type AbandonedWorkspace,
+  removeAbandonedWorkspace,
+  removeAbandonedWorkspaces,
+} from "./workspace-marker.js";
 
 export async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
   return readValidJsonFile(join(dir, "metrics.json"), trialMetricsSchema);
@@ -270,7 +274,10 @@ export async function setAsideRejected(
 }
 
 export interface ClearedLeftovers {
-  /** Temporary workspaces of trials a killed run left, as their folders' notes named them. */
+  /**
+   * Temporary workspaces of trials a killed run left, as their folders' notes named them, and its
+   * shared baselines, as the note at the top of --out named them.
+   */
   workspaces: AbandonedWorkspace[];
   /** Half-written files at the top of --out. */
   partialFiles: string[];
@@ -279,8 +286,8 @@ export interface ClearedLeftovers {
 /**
  * Clears what a run killed mid-way left (call it holding the run lock, so that no live trial's
  * workspace is touched): the temporary directory of every trial whose folder still notes one,
- * and the temporary files of interrupted atomic writes. Trial folders without a finished record
- * are cleared by the runner when their trial runs again.
+ * the run's shared baselines, and the temporary files of interrupted atomic writes. Trial
+ * folders without a finished record are cleared by the runner when their trial runs again.
  */
 export async function clearLeftovers(
   outDir: string,
@@ -294,5 +301,6 @@ export async function clearLeftovers(
     const found = await removeAbandonedWorkspace(dir, tempParent);
     if (found) workspaces.push(found);
   }
+  workspaces.push(...(await removeAbandonedWorkspaces(outDir, tempParent)));
   return { workspaces, partialFiles: await removeAtomicLeftovers(outDir) };
 }

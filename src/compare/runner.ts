@@ -33,6 +33,7 @@ import {
   VALIDATION_VERSION,
   type VerdictDocument,
 } from "./artifacts-contract.js";
+import { shareBaselines } from "./baselines.js";
 import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
@@ -387,10 +388,17 @@ async function runHoldingLock(
     return budgetStop !== null;
   };
 
+  const baselines = shareBaselines({
+    enabled: !containment.record.unsafe,
+    outDir,
+    tempParent: options.tempParent ?? tmpdir(),
+    user: "run",
+  });
   const runJob = async (job: TrialJob) => {
     if (options.signal?.aborted || settled !== undefined) return;
     const task = experiment.tasks.find((t) => t.id === job.task)!;
     const variant = experiment.variants.find((v) => v.id === job.variant)!;
+    const baseline = await baselines.forTask(task, before.get(task.id)!);
     const artifactDir = join(
       outDir,
       trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
@@ -410,6 +418,7 @@ async function runHoldingLock(
       secretValues,
       sandbox: containment.sandbox,
       runKey,
+      ...(baseline ? { baseline } : {}),
       env: options.env ?? process.env,
       ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
@@ -443,7 +452,7 @@ async function runHoldingLock(
     await runJob(job).finally(() => {
       running -= 1;
     });
-  });
+  }).finally(() => baselines.dispose());
 
   const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
   // A fixture changed and restored mid-run is seen by the trial whose copy differed.

@@ -21,6 +21,7 @@ import {
   createTrialWorkspace,
   diffSnapshots,
   isWorkspaceError,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -70,6 +71,8 @@ export interface TrialContext {
   sandbox: CommandSandbox;
   /** Seals the trial's record, so --resume and regrade can tell it from a planted one. */
   runKey: RunKey;
+  /** The task's baseline the run shares; without it the trial's copies commit their own. */
+  baseline?: SharedBaseline;
   /** Where live mode's forge token is read from (default: the process's environment). */
   env?: Readonly<Record<string, string | undefined>>;
   /** Live mode: keep each trial's throwaway repository (--keep-forge-repos). */
@@ -232,6 +235,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
         held.tempDir = tempDir;
       },
       expectedFixture: context.fixtureSnapshot,
+      ...(context.baseline ? { baseline: context.baseline } : {}),
     });
     held.workspace = workspace;
     agentScrub = workspace.scrubPaths;
@@ -448,6 +452,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       finalText: evidence.receipt?.finalText ?? "",
       ...(forgeEvidence?.after === undefined ? {} : { forgeState: forgeEvidence.after }),
       sandbox: context.sandbox,
+      ...(context.baseline ? { baseline: context.baseline } : {}),
       ...(context.tempParent ? { tempParent: context.tempParent } : {}),
       beforeCreate: async (tempDir) => {
         await markWorkspace(context.artifactDir, tempDir);

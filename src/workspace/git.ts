@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { appendFile, lstat, mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CommandResult, minimalEnv, runCommand } from "../shared/index.js";
@@ -71,10 +71,36 @@ export const HARNESS_GIT_OPTIONS: readonly string[] = [
   "gc.auto=0",
   "-c",
   "maintenance.auto=false",
+  // Both describe objects the repository already holds (a commit's tree, which pack holds an
+  // object) from files beside them; a planted one could make the baseline commit read as another.
+  "-c",
+  "core.commitGraph=false",
+  "-c",
+  "core.multiPackIndex=false",
 ];
 
 function tail(text: string, limit = 2000): string {
   return text.length > limit ? `…${text.slice(-limit)}` : text;
+}
+
+function gitFailure(
+  args: readonly string[],
+  result: CommandResult,
+  code: "git-failed" | "patch-failed",
+): WorkspaceError {
+  const why = result.spawnError
+    ? `could not start git (${result.spawnError})`
+    : result.timedOut
+      ? `timed out after ${GIT_TIMEOUT_MS} ms`
+      : `exited with ${result.exitCode ?? result.signal}`;
+  return new WorkspaceError(code, `git ${args[0]} ${why}`, {
+    argv: result.argv,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    stderr: tail(result.stderr),
+    ...(result.spawnError ? { spawnError: result.spawnError } : {}),
+  });
 }
 
 /** Runs git; anything but exit 0 becomes a WorkspaceError with the argv and output as evidence. */
@@ -90,22 +116,30 @@ export async function git(
     env: { ...gitEnv(root, home), ...extraEnv },
     timeoutMs: GIT_TIMEOUT_MS,
   });
-  if (result.exitCode !== 0) {
-    const why = result.spawnError
-      ? `could not start git (${result.spawnError})`
-      : result.timedOut
-        ? `timed out after ${GIT_TIMEOUT_MS} ms`
-        : `exited with ${result.exitCode ?? result.signal}`;
-    throw new WorkspaceError(code, `git ${args[0]} ${why}`, {
-      argv: result.argv,
-      exitCode: result.exitCode,
-      signal: result.signal,
-      timedOut: result.timedOut,
-      stderr: tail(result.stderr),
-      ...(result.spawnError ? { spawnError: result.spawnError } : {}),
-    });
-  }
+  if (result.exitCode !== 0) throw gitFailure(args, result, code);
   return result;
+}
+
+/**
+ * Brings the index's stat data up to date with the working tree. Every entry whose stat data does
+ * not match the file (all of them, for an index read from a tree) is hashed and compared: `clean`
+ * is false when some file's content or executable bit differs from its entry (`output` lists them).
+ */
+export async function refreshIndex(
+  root: string,
+  home: string,
+): Promise<{ clean: boolean; output: string }> {
+  const args = ["update-index", "--refresh"];
+  const result = await runCommand(["git", ...HARNESS_GIT_OPTIONS, ...args], {
+    cwd: root,
+    env: gitEnv(root, home),
+    timeoutMs: GIT_TIMEOUT_MS,
+  });
+  if (result.exitCode === 0) return { clean: true, output: "" };
+  // Git says `<path>: needs update` for each such file and exits with 1.
+  if (result.exitCode === 1 && /: needs update$/m.test(result.stdout))
+    return { clean: false, output: tail(result.stdout) };
+  throw gitFailure(args, result, "git-failed");
 }
 
 /**
@@ -117,7 +151,7 @@ export async function git(
 export const NEUTRAL_ATTRIBUTES =
   "* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n";
 
-async function writeNeutralAttributes(gitDir: string): Promise<void> {
+export async function writeNeutralAttributes(gitDir: string): Promise<void> {
   await mkdir(join(gitDir, "info"), { recursive: true });
   // Exclusive create: never follows a link someone put in its place.
   await writeFile(join(gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { flag: "wx" });
@@ -128,20 +162,13 @@ function configValue(value: string): string {
 }
 
 /**
- * Makes `root` a repository with one commit holding exactly the fixture. The settings are written
- * into the repository's own config so that a git started later inside the trial (by a validation
- * command) also runs no hooks and rewrites no line endings. Returns what the harness must keep to
- * read the trial's change later without trusting the repository: the commit id and the config.
+ * A trial repository's config: what `git init` wrote, then the harness's settings, written into
+ * the repository so that a git started later inside the trial (by a validation command) also
+ * runs no hooks and rewrites no line endings.
  */
-export async function createBaseline(
-  root: string,
-  home: string,
-  hooksDir: string,
-): Promise<GitBaseline> {
-  // An empty template: no sample hooks, no info/exclude from the user's installation.
-  await git(["init", "--quiet", "--template=", "."], root, home);
-  await appendFile(
-    join(root, ".git", "config"),
+export function trialConfig(initConfig: string, hooksDir: string): string {
+  return (
+    initConfig +
     [
       "[core]",
       `\thooksPath = ${configValue(hooksDir)}`,
@@ -157,22 +184,66 @@ export async function createBaseline(
       "[gc]",
       "\tauto = 0",
       "",
-    ].join("\n"),
+    ].join("\n")
   );
+}
+
+/** What `createBaseline` made beyond what a trial keeps: enough to make repositories like it. */
+export interface BuiltBaseline extends GitBaseline {
+  /** The config `git init` wrote, before the harness's settings. */
+  initConfig: string;
+  /** The text of `.git/HEAD` (which branch the commit is on). */
+  head: string;
+}
+
+export interface CreateBaselineOptions {
+  /**
+   * Writes the objects as packs (blobs streamed into one pack as they are added, then the trees
+   * and the commit into another) instead of one file per object: a baseline shared by many
+   * trials is then a handful of files to link.
+   */
+  packed?: boolean;
+}
+
+/**
+ * Makes `root` a repository with one commit holding exactly the fixture. Returns what the harness
+ * must keep to read the trial's change later without trusting the repository: the commit id and
+ * the config.
+ */
+export async function createBaseline(
+  root: string,
+  home: string,
+  hooksDir: string,
+  options: CreateBaselineOptions = {},
+): Promise<BuiltBaseline> {
+  // An empty template: no sample hooks, no info/exclude from the user's installation.
+  await git(["init", "--quiet", "--template=", "."], root, home);
+  const configPath = join(root, ".git", "config");
+  const initConfig = await readFile(configPath, "utf8");
+  await writeFile(configPath, trialConfig(initConfig, hooksDir));
   await writeNeutralAttributes(join(root, ".git"));
+  // Files above core.bigFileThreshold go straight into one pack during `add` (git's bulk
+  // check-in); a threshold of one byte sends every blob there. Level 1 keeps that quick.
+  const packing = options.packed
+    ? ["-c", "core.bigFileThreshold=1", "-c", "pack.compression=1"]
+    : [];
   // --force: the baseline is the whole fixture, even files its own .gitignore would skip.
-  await git(["add", "--all", "--force"], root, home);
+  await git([...packing, "add", "--all", "--force"], root, home);
   await git(
     ["commit", "--quiet", "--no-verify", "--allow-empty", "--message", "harnesslab baseline"],
     root,
     home,
   );
+  // Packs what is still loose (trees, the commit, files of a byte or less) and deletes it.
+  if (options.packed) await git(["repack", "-d", "-q"], root, home);
   const indexPath = join(root, ".git", "index");
   return {
     commit: await readHeadCommit(join(root, ".git")),
-    config: await readFile(join(root, ".git", "config"), "utf8"),
+    config: await readFile(configPath, "utf8"),
     index: await readFile(indexPath),
     indexMtime: (await stat(indexPath)).mtime,
+    initConfig,
+    head: await readFile(join(root, ".git", "HEAD"), "utf8"),
   };
 }
 
@@ -215,27 +286,52 @@ interface PatchEntry {
 }
 
 /**
+ * Files that make git read objects, or the repository itself, from somewhere else: a linked
+ * worktree's pointer to its common directory and the object stores borrowed from elsewhere.
+ * The harness's repositories never have them.
+ */
+const REDIRECTING_FILES = ["commondir", "objects/info/alternates", "objects/info/http-alternates"];
+
+type EntryKind = "missing" | "directory" | "symlink" | "other";
+
+async function entryKind(path: string): Promise<EntryKind> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (stats === undefined) return "missing";
+  return stats.isDirectory() ? "directory" : stats.isSymbolicLink() ? "symlink" : "other";
+}
+
+function damaged(path: string, kind: EntryKind): WorkspaceError {
+  return new WorkspaceError(
+    "patch-failed",
+    `the trial's ${path} is no longer the directory the harness created`,
+    { path, kind },
+    { causedByTrial: true },
+  );
+}
+
+/**
  * Puts back what the harness owns in the trial's `.git` before reading it: the config it wrote
- * (code run during the trial may have added a filter driver, `core.worktree`, an include, …) and
- * an `info/` holding only the neutral attributes (an `info/exclude` or other attributes there
- * would hide new files or convert their bytes). A `.git` that is no longer a plain directory is
- * refused rather than followed, so restoring can never write through a planted link; only the
- * trial can have done that, so the error says it was the trial's doing.
+ * (code run during the trial may have added a filter driver, `core.worktree`, an include, …), an
+ * `info/` holding only the neutral attributes (an `info/exclude` or other attributes there would
+ * hide new files or convert their bytes), and no file that sends git to another repository or
+ * object store (the harness's git runs outside the sandbox and must read nothing but the trial).
+ * A `.git` or object directory that is no longer a plain directory is refused rather than
+ * followed, so restoring can never write, nor git read, through a planted link; only the trial
+ * can have done that, so the error says it was the trial's doing.
  */
 async function restoreRepository(root: string, baseline: GitBaseline): Promise<void> {
   const gitDir = join(root, ".git");
-  const stats = await lstat(gitDir).catch(() => undefined);
-  if (!stats?.isDirectory()) {
-    throw new WorkspaceError(
-      "patch-failed",
-      "the trial's .git is no longer the directory the harness created",
-      {
-        path: ".git",
-        kind: stats === undefined ? "missing" : stats.isSymbolicLink() ? "symlink" : "other",
-      },
-      { causedByTrial: true },
-    );
+  const kind = await entryKind(gitDir);
+  if (kind !== "directory") throw damaged(".git", kind);
+  const objects = await entryKind(join(gitDir, "objects"));
+  if (objects !== "directory") throw damaged(".git/objects", objects);
+  for (const dir of ["objects/info", "objects/pack"]) {
+    const found = await entryKind(join(gitDir, dir));
+    if (found !== "directory" && found !== "missing") throw damaged(`.git/${dir}`, found);
   }
+  await Promise.all(
+    REDIRECTING_FILES.map((file) => rm(join(gitDir, file), { recursive: true, force: true })),
+  );
   await rm(join(gitDir, "info"), { recursive: true, force: true });
   await writeNeutralAttributes(gitDir);
   const config = join(gitDir, "config");

@@ -180,4 +180,45 @@ export interface CreateTrialWorkspaceOptions {
    * never reaches a trial or a grader unnoticed.
    */
   expectedFixture?: TreeSnapshot;
+  /**
+   * The fixture's baseline built once for the run (`BaselineArea.build`): the copy then shares the
+   * baseline's read-only objects instead of committing the fixture again. The copy is still checked
+   * against the frozen fixture, and the workspace is the same to its users.
+   */
+  baseline?: SharedBaseline;
+}
+
+/**
+ * A fixture's git baseline, built once and shared by many workspaces: its objects are packed into
+ * read-only files that each workspace's `.git` links to, so a trial's repository costs a few links
+ * and an index instead of a commit of the whole fixture.
+ */
+export interface SharedBaseline {
+  /** The fixture the baseline holds: the frozen snapshot its copy was checked against. */
+  readonly fixture: TreeSnapshot;
+  /** Id of the baseline commit (the same commit a private baseline of this fixture gets). */
+  readonly commit: string;
+}
+
+/** A run's directory of shared baselines, outside every trial and outside --out. */
+export interface BaselineArea {
+  /** `<temp parent>/harnesslab-baseline-<letters and digits>`. */
+  readonly dir: string;
+  /**
+   * Builds a fixture's baseline here from a copy checked against `expectedFixture`. Throws
+   * WorkspaceError (`fixture-*`, `copy-failed`, `git-failed`); nothing of it is left then.
+   */
+  build(fixtureDir: string, expectedFixture: TreeSnapshot): Promise<SharedBaseline>;
+  /**
+   * Removes every baseline of the area. Workspaces made from them keep working (their links hold
+   * the data), but no more can be made. Safe to call more than once.
+   */
+  dispose(): Promise<void>;
+}
+
+export interface CreateBaselineAreaOptions {
+  /** Parent of the area's directory; defaults to the OS temp directory. */
+  tempParent?: string;
+  /** Called with the area's path before it exists (as for a trial's workspace). */
+  beforeCreate?: (dir: string) => Promise<void>;
 }

@@ -331,6 +331,11 @@ async function trialTemps(where: Scenario): Promise<string[]> {
   return (await readdir(where.tmp)).filter((name) => name.startsWith("harnesslab-trial-"));
 }
 
+/** Everything of the harness's there: trials' workspaces and the run's shared baselines. */
+async function harnessTemps(where: Scenario): Promise<string[]> {
+  return (await readdir(where.tmp)).filter((name) => name.startsWith("harnesslab-"));
+}
+
 async function kill(cli: CliProcess): Promise<Exit> {
   cli.child.kill("SIGKILL");
   return cli.exited;
@@ -380,7 +385,7 @@ async function resumeAndCheck(where: Scenario) {
     expect(await readFile(join(dir, "metrics.json"), "utf8")).toBe(text);
   // No lock, no half-written file, no workspace left.
   expect((await readdir(out)).filter((name) => name.startsWith("."))).toEqual([]);
-  expect(await trialTemps(where)).toEqual([]);
+  expect(await harnessTemps(where)).toEqual([]);
 }
 
 async function finishedRecords(out: string): Promise<Map<string, string>> {
@@ -425,6 +430,8 @@ describe.concurrent("an interrupted compare run", () => {
       const finished = await finishedRecords(where.out);
       expect(finished.size).toBe(1);
       expect((await trialTemps(where)).length).toBe(2);
+      // And the shared baseline of the fixture, which the resumed run removes as well.
+      expect((await harnessTemps(where)).length).toBe(3);
       await resumeAndCheck(where);
     });
 
@@ -493,7 +500,7 @@ describe.concurrent("an interrupted compare run", () => {
       expect(exit.code, exit.stderr).toBe(130);
       expect(exit.stderr).toContain("interrupted");
       expect(isRunning(sleeper)).toBe(false);
-      expect(await trialTemps(where)).toEqual([]);
+      expect(await harnessTemps(where)).toEqual([]);
       expect(existsSync(join(where.out, LOCK))).toBe(false);
       const verdict = (await readJson(where.out, "verdict.json")) as VerdictDocument;
       expect(verdict.status).toBe("infrastructure_error");
@@ -517,7 +524,7 @@ describe.concurrent("an interrupted compare run", () => {
       expect(exit.code, exit.stderr).toBe(143);
       expect(exit.stderr).toContain("terminated: stopping the running trials");
       expect(isRunning(sleeper)).toBe(false);
-      expect(await trialTemps(where)).toEqual([]);
+      expect(await harnessTemps(where)).toEqual([]);
       expect(existsSync(join(where.out, LOCK))).toBe(false);
 
       await resumeAndCheck(where);
@@ -545,7 +552,7 @@ describe.concurrent("an interrupted compare run", () => {
       expect(isRunning(sleeper)).toBe(false);
       // Killed, not asked: it never saw a SIGTERM it could ignore.
       expect(existsSync(join(cwd, GOT_SIGTERM))).toBe(false);
-      expect(await trialTemps(where)).toEqual([]);
+      expect(await harnessTemps(where)).toEqual([]);
       expect(existsSync(join(where.out, LOCK))).toBe(false);
 
       await resumeAndCheck(where);

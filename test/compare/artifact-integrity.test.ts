@@ -176,20 +176,33 @@ describe("a trial that breaks the harness in an unexpected way", () => {
 
 describe("changed files", () => {
   it("count a fixture file whose change git was made not to see (a forged object store), and the scope grader fails", async () => {
-    // Agent code (as a validation command would run it) rewrites README.md and overwrites the
-    // baseline's blob for it with the new content, so `git diff` against the baseline sees nothing.
+    // Agent code (as a validation command would run it without the sandbox) rewrites README.md
+    // and overwrites the baseline's blob for it with the new content, so `git diff` against the
+    // baseline sees nothing. A baseline shared by the run is packed, its packs linked into every
+    // trial: the forger moves its own links aside and unpacks them into loose objects of its own
+    // first, never writing the packs.
     const forger = `
 import { execFileSync } from "node:child_process";
-import { copyFileSync, chmodSync, writeFileSync } from "node:fs";
+import { copyFileSync, chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 export default async ({ cwd, tools }) => {
   await tools.write("src/value.txt", "fixed\\n");
   const git = (...args) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
   const oldBlob = git("rev-parse", "HEAD:README.md");
-  writeFileSync(join(cwd, "README.md"), "# rewritten behind the harness's back\\n");
-  const newBlob = git("hash-object", "-w", "README.md");
   const objects = join(cwd, ".git", "objects");
   const target = join(objects, oldBlob.slice(0, 2), oldBlob.slice(2));
+  if (!existsSync(target)) {
+    const packDir = join(objects, "pack");
+    const aside = readdirSync(packDir).map((name) => {
+      renameSync(join(packDir, name), join(cwd, ".git", name));
+      return join(cwd, ".git", name);
+    });
+    for (const pack of aside.filter((path) => path.endsWith(".pack")))
+      execFileSync("git", ["unpack-objects", "-q"], { cwd, input: readFileSync(pack) });
+    for (const path of aside) rmSync(path, { force: true });
+  }
+  writeFileSync(join(cwd, "README.md"), "# rewritten behind the harness's back\\n");
+  const newBlob = git("hash-object", "-w", "README.md");
   chmodSync(target, 0o644);
   copyFileSync(join(objects, newBlob.slice(0, 2), newBlob.slice(2)), target);
   return "done";

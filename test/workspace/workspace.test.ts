@@ -18,10 +18,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { minimalEnv, runCommand } from "../../src/shared/index.js";
 import {
   applyPatch,
+  type BaselineArea,
   capturePatch,
+  createBaselineArea,
   createTrialWorkspace,
   diffSnapshots,
   replaceTrialRoot,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
@@ -43,6 +46,21 @@ async function writeTree(dir: string, files: Record<string, string | Buffer>): P
 
 async function trial(): Promise<TrialWorkspace> {
   const workspace = await createTrialWorkspace(fixture, { tempParent: temps });
+  open.push(workspace);
+  return workspace;
+}
+
+let area: BaselineArea | undefined;
+let shared: SharedBaseline | undefined;
+
+/** A workspace made from the fixture's shared baseline (built on first use, in its own area). */
+async function sharedTrial(): Promise<TrialWorkspace> {
+  if (shared === undefined) {
+    await mkdir(join(base, "areas"), { recursive: true });
+    area = await createBaselineArea({ tempParent: join(base, "areas") });
+    shared = await area.build(fixture, await snapshotTree(fixture));
+  }
+  const workspace = await createTrialWorkspace(fixture, { tempParent: temps, baseline: shared });
   open.push(workspace);
   return workspace;
 }
@@ -75,6 +93,9 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const w of open.splice(0)) await w.cleanup();
+  await area?.dispose();
+  area = undefined;
+  shared = undefined;
   await rm(base, { recursive: true, force: true });
 });
 
@@ -390,9 +411,14 @@ async function markerScript(name: string, marker: string): Promise<string> {
   return script;
 }
 
-describe.skipIf(process.platform === "win32")(
-  "capturePatch after code run in the trial changed its repository",
-  () => {
+// Every repository attack below runs against both kinds of trial repository: one whose copy was
+// committed on its own, and one made from the run's shared baseline (packs linked, not written).
+describe.skipIf(process.platform === "win32").each([
+  ["a baseline of its own", trial],
+  ["the run's shared baseline", sharedTrial],
+] as const)(
+  "capturePatch after code run in the trial changed its repository (%s)",
+  (_kind, trial) => {
     it("runs no fsmonitor the trial planted and still reports a change the trial committed", async () => {
       const workspace = await trial();
       const marker = join(base, "fsmonitor-ran");
@@ -489,11 +515,64 @@ describe.skipIf(process.platform === "win32")(
     it("is a patch-failed error naming the commit when the baseline commit is gone", async () => {
       const workspace = await trial();
       const sha = workspace.baselineCommit;
-      await rm(join(workspace.root, ".git", "objects", sha.slice(0, 2), sha.slice(2)));
+      await rm(join(workspace.root, ".git", "objects"), { recursive: true });
+      await mkdir(join(workspace.root, ".git", "objects"));
       const error = await workspace.capturePatch().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(WorkspaceError);
-      expect(error).toMatchObject({ code: "patch-failed", evidence: { commit: sha } });
+      expect(error).toMatchObject({
+        code: "patch-failed",
+        evidence: { commit: sha },
+        causedByTrial: true,
+      });
       expect((error as Error).message).toContain(sha);
+    });
+
+    it("reads no object store the trial borrowed: planted alternates are removed, not followed", async () => {
+      const workspace = await trial();
+      const borrowed = join(base, "borrowed-objects");
+      await cp(join(workspace.root, ".git", "objects"), borrowed, { recursive: true });
+      const objects = join(workspace.root, ".git", "objects");
+      await rm(objects, { recursive: true });
+      await mkdir(join(objects, "info"), { recursive: true });
+      await writeFile(join(objects, "info", "alternates"), `${borrowed}\n`);
+      await writeFile(join(objects, "info", "http-alternates"), "http://127.0.0.1:9/objects\n");
+      // The agent's own git would take the baseline from the borrowed store.
+      expect(
+        (await gitOut(workspace.root, ["cat-file", "-t", workspace.baselineCommit])).trim(),
+      ).toBe("commit");
+      const error = await workspace.capturePatch().catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: "patch-failed", causedByTrial: true });
+      expect(await readdir(join(objects, "info"))).toEqual([]);
+    });
+
+    it("follows no commondir the trial planted to another repository", async () => {
+      const workspace = await trial();
+      const other = join(base, "other");
+      await writeTree(other, { "src/index.js": "something else entirely\n" });
+      await gitOut(other, ["init", "--quiet"]);
+      await gitOut(other, ["add", "--all"]);
+      await gitOut(other, ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "other"]);
+      await writeFile(join(workspace.root, ".git", "commondir"), `${join(other, ".git")}\n`);
+      await writeFile(join(workspace.root, "docs/old.md"), "edited\n");
+      const captured = await workspace.capturePatch();
+      expect(captured.changedFiles).toEqual(["docs/old.md"]);
+      await expect(stat(join(workspace.root, ".git", "commondir"))).rejects.toThrow();
+    });
+
+    it("refuses, and writes nothing through, an object directory the trial replaced with a link", async () => {
+      const workspace = await trial();
+      const elsewhere = join(base, "elsewhere");
+      await cp(join(workspace.root, ".git", "objects"), elsewhere, { recursive: true });
+      const before = await snapshotTree(elsewhere, { mode: "trial" });
+      await rm(join(workspace.root, ".git", "objects"), { recursive: true });
+      await symlink(elsewhere, join(workspace.root, ".git", "objects"));
+      await writeFile(join(workspace.root, "docs/old.md"), "edited\n");
+      await expect(workspace.capturePatch()).rejects.toMatchObject({
+        code: "patch-failed",
+        causedByTrial: true,
+        evidence: { path: ".git/objects", kind: "symlink" },
+      });
+      expect((await snapshotTree(elsewhere, { mode: "trial" })).hash).toBe(before.hash);
     });
   },
 );
