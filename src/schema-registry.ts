@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonSchemas as artifactSchemas } from "./artifacts/schemas.js";
 import { jsonSchemas as compareSchemas } from "./compare/schemas.js";
 import { jsonSchemas as execSchemas } from "./exec/schemas.js";
 import { jsonSchemas as forgeSchemas } from "./forge/schemas.js";
@@ -14,6 +15,7 @@ export function allJsonSchemas(): Map<string, z.ZodType> {
     scoringSchemas,
     irSchemas,
     compareSchemas,
+    artifactSchemas,
     execSchemas,
     graderSchemas,
     statsSchemas,

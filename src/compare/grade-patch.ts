@@ -2,6 +2,8 @@
 // a fresh copy of the frozen fixture, by graders whose commands run contained, after the agent
 // and everything it started are gone. Nothing the trial left in its own workspace (a daemon, a
 // file git was told to ignore, a FIFO, a fixture changed and restored) can reach a grade.
+
+import type { TrialInfraReason } from "../artifacts/index.js";
 import type { Grade, GradeCheck } from "../graders/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { RepoState } from "../scoring/index.js";
@@ -15,7 +17,6 @@ import {
   type TrialWorkspace,
   treeDifferences,
 } from "../workspace/index.js";
-import type { TrialInfraReason } from "./artifacts-contract.js";
 import type { TaskSpec } from "./experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
 

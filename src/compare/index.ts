@@ -1,6 +1,6 @@
 // The compare stage's public surface: experiment model, manifest loading and planning.
 
-export * from "./artifacts-contract.js";
+export * from "../artifacts/index.js";
 export { type AssembledVariant, assembleExperiment, compileHarnessFiles } from "./assemble.js";
 export {
   type BudgetLimits,
@@ -56,9 +56,7 @@ export {
 export {
   type ChangeDirection,
   changeDirection,
-  formatChangeLine,
   formatRegradeReport,
-  formatTrialChanges,
   type PassRateChange,
   type RegradeSummary,
   type RegradeTrial,

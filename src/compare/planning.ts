@@ -3,6 +3,7 @@
 // the planned count can detect. Statistics by simulating the decision (stats stage), seeded with
 // the manifest's seed so the same manifest always gets the same plan.
 import { join } from "node:path";
+import { verdictDocumentSchema } from "../artifacts/index.js";
 import { InvalidInputError, readValidJsonFile } from "../shared/index.js";
 import {
   DEFAULT_PAIRED_POLICY,
@@ -12,7 +13,6 @@ import {
   type PowerEstimate,
   trialsForPower,
 } from "../stats/index.js";
-import { verdictDocumentSchema } from "./artifacts-contract.js";
 import type { Experiment } from "./experiment.js";
 import { mulberry32 } from "./prng.js";
 

@@ -8,9 +8,9 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import { lstat, mkdir, readdir, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { RecordSeal, TrialMetrics } from "../artifacts/index.js";
 import { canonicalJson } from "../ir/index.js";
 import { readRegularFile } from "../shared/index.js";
-import type { RecordSeal, TrialMetrics } from "./artifacts-contract.js";
 import { REGRADE_WORKSPACE_MARKER, WORKSPACE_MARKER } from "./workspace-marker.js";
 
 /** Variable naming the directory that holds run keys (default: the user's state directory). */

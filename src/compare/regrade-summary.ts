@@ -1,7 +1,7 @@
 // What a regrade changed (pure): which trials moved and which way, how each variant's pass rate
-// moved, and the lines `compare regrade` prints about it.
-import type { z } from "zod";
-import type { regradeSummarySchema, VerdictTrial } from "./artifacts-contract.js";
+// moved, and what `compare regrade` prints about it (the change lines are rendered by report).
+import type { RegradeSummary, VerdictTrial } from "../artifacts/index.js";
+import { formatChangeLine, formatTrialChanges } from "../report/index.js";
 
 /**
  * `up`: passed after not passing, or the same outcome with a higher score; `down`: the reverse;
@@ -15,7 +15,7 @@ export type RegradeTrial = Pick<
   "artifactDir" | "variant" | "outcome" | "score" | "explanation"
 >;
 
-export type RegradeSummary = z.infer<typeof regradeSummarySchema>;
+export type { RegradeSummary };
 export type TrialChange = RegradeSummary["changes"][number];
 export type PassRateChange = RegradeSummary["passRates"][number];
 
@@ -85,33 +85,6 @@ export function summarizeRegrade(input: {
     .filter((r) => r.before !== r.after);
   const count = (d: ChangeDirection) => changes.filter((c) => c.direction === d).length;
   return { changes, up: count("up"), down: count("down"), other: count("other"), passRates };
-}
-
-const rate = (value: number | null) => (value === null ? "—" : value.toFixed(2));
-const score = (value: number | null) => (value === null ? "—" : String(value));
-
-/**
- * `2 trials changed: 1 up, 1 down; baseline pass rate 0.60 → 0.40`, or `no trial changed`.
- * `other` changes are counted only when there are some.
- */
-export function formatChangeLine(summary: RegradeSummary): string {
-  const n = summary.changes.length;
-  if (n === 0) return "no trial changed";
-  const counts = [`${summary.up} up`, `${summary.down} down`];
-  if (summary.other > 0) counts.push(`${summary.other} other`);
-  const rates =
-    summary.passRates.length === 0
-      ? ["no pass rate changed"]
-      : summary.passRates.map((r) => `${r.variant} pass rate ${rate(r.before)} → ${rate(r.after)}`);
-  return `${n} trial${n === 1 ? "" : "s"} changed: ${counts.join(", ")}; ${rates.join("; ")}`;
-}
-
-/** One line per changed trial: `  <folder>: passed (100) → failed (90)`, with why when it became an infrastructure error. */
-export function formatTrialChanges(summary: RegradeSummary): string[] {
-  return summary.changes.map((c) => {
-    const why = c.after.outcome === "infrastructure_error" ? ` — ${c.after.explanation}` : "";
-    return `  ${c.artifactDir}: ${c.before.outcome} (${score(c.before.score)}) → ${c.after.outcome} (${score(c.after.score)})${why}`;
-  });
 }
 
 /** A contract a grader was re-graded with. */

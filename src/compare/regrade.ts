@@ -7,6 +7,16 @@ import { copyFile, readdir, readFile, realpath, rm, writeFile } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import {
+  frozenTasksSchema,
+  type RunManifest,
+  runManifestSchema,
+  type TrialMetrics,
+  trialMetricsSchema,
+  VALIDATION_VERSION,
+  type VerdictDocument,
+  verdictDocumentSchema,
+} from "../artifacts/index.js";
+import {
   type RuntimeReceipt,
   redact,
   redactText,
@@ -26,16 +36,6 @@ import {
   runPool,
 } from "../shared/index.js";
 import { type SharedBaseline, snapshotTree, type TreeSnapshot } from "../workspace/index.js";
-import {
-  frozenTasksSchema,
-  type RunManifest,
-  runManifestSchema,
-  type TrialMetrics,
-  trialMetricsSchema,
-  VALIDATION_VERSION,
-  type VerdictDocument,
-  verdictDocumentSchema,
-} from "./artifacts-contract.js";
 import { assembleExperiment } from "./assemble.js";
 import { shareBaselines } from "./baselines.js";
 import { calibrationExperiment } from "./calibrate.js";

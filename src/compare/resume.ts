@@ -4,7 +4,6 @@
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { readValidJsonFile, removeAtomicLeftovers } from "../shared/index.js";
 import {
   type FrozenTasks,
   frozenTasksSchema,
@@ -12,7 +11,8 @@ import {
   runInputsSchema,
   type TrialMetrics,
   trialMetricsSchema,
-} from "./artifacts-contract.js";
+} from "../artifacts/index.js";
+import { readValidJsonFile, removeAtomicLeftovers } from "../shared/index.js";
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { trialArtifactDir } from "./plan.js";

@@ -3,13 +3,13 @@
 // `attempts/<n>/` inside it, so nothing an attempt wrote is lost.
 import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { readValidJsonFile } from "../shared/index.js";
 import {
   type TrialAttempt,
   type TrialInfraReason,
   type TrialMetrics,
   trialMetricsSchema,
-} from "./artifacts-contract.js";
+} from "../artifacts/index.js";
+import { readValidJsonFile } from "../shared/index.js";
 
 /** The folder, inside a trial's folder, that keeps its earlier attempts. */
 export const ATTEMPTS_DIR = "attempts";

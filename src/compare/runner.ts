@@ -9,18 +9,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
-  type Executor,
-  type HostId,
-  permissionDecisionsDocument,
-  redactText,
-  secretValuesFromEnv,
-} from "../exec/index.js";
-import { canonicalJson, sha256Hex } from "../ir/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import { runPool, writeFileAtomic } from "../shared/index.js";
-import type { StoppingDecision } from "../stats/index.js";
-import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
-import {
   type BudgetStop,
   FROZEN_TASK_VERSION,
   type FrozenTasks,
@@ -32,7 +20,19 @@ import {
   type TrialMetrics,
   VALIDATION_VERSION,
   type VerdictDocument,
-} from "./artifacts-contract.js";
+} from "../artifacts/index.js";
+import {
+  type Executor,
+  type HostId,
+  permissionDecisionsDocument,
+  redactText,
+  secretValuesFromEnv,
+} from "../exec/index.js";
+import { canonicalJson, sha256Hex } from "../ir/index.js";
+import type { CommandSandbox } from "../sandbox/index.js";
+import { runPool, writeFileAtomic } from "../shared/index.js";
+import type { StoppingDecision } from "../stats/index.js";
+import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
 import { shareBaselines } from "./baselines.js";
 import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
 import { ExperimentInputError } from "./errors.js";

@@ -1,12 +1,4 @@
 import type { z } from "zod";
-import {
-  frozenTasksSchema,
-  runManifestSchema,
-  toolUseDocumentSchema,
-  trialMetricsSchema,
-  validationDocumentSchema,
-  verdictDocumentSchema,
-} from "./artifacts-contract.js";
 import { harnessCompareV1Schema } from "./manifest/schema-v1.js";
 import { harnessCompareV2Schema } from "./manifest/schema-v2.js";
 
@@ -14,10 +6,4 @@ import { harnessCompareV2Schema } from "./manifest/schema-v2.js";
 export const jsonSchemas: Record<string, z.ZodType> = {
   "harness-compare-v1": harnessCompareV1Schema,
   "harness-compare-v2": harnessCompareV2Schema,
-  "run-manifest": runManifestSchema,
-  "frozen-task": frozenTasksSchema,
-  verdict: verdictDocumentSchema,
-  "trial-metrics": trialMetricsSchema,
-  validation: validationDocumentSchema,
-  "tool-use": toolUseDocumentSchema,
 };

@@ -4,6 +4,17 @@
 import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
+import {
+  TOOL_USE_VERSION,
+  type ToolUseCounts,
+  type ToolUseDocument,
+  TRIAL_METRICS_VERSION,
+  type TrialAttempt,
+  type TrialInfraReason,
+  type TrialMetrics,
+  VALIDATION_VERSION,
+  type ValidationDocument,
+} from "../artifacts/index.js";
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
 import {
   permissionDecisionsDocument,
@@ -27,17 +38,6 @@ import {
   type TrialWorkspace,
   unpatchableEntries,
 } from "../workspace/index.js";
-import {
-  TOOL_USE_VERSION,
-  type ToolUseCounts,
-  type ToolUseDocument,
-  TRIAL_METRICS_VERSION,
-  type TrialAttempt,
-  type TrialInfraReason,
-  type TrialMetrics,
-  VALIDATION_VERSION,
-  type ValidationDocument,
-} from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";

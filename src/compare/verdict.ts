@@ -2,6 +2,13 @@
 // verdict.json, verdict.md and verdict.html. Used by `compare run` and `compare regrade`.
 import { join, resolve } from "node:path";
 import {
+  type FlipEvidence,
+  type TrialMetrics,
+  VERDICT_VERSION,
+  type VerdictDocument,
+  type VerdictTrial,
+} from "../artifacts/index.js";
+import {
   type EvidenceLimits,
   evidenceLimits,
   type HtmlReportOptions,
@@ -18,13 +25,6 @@ import {
   type VerdictOptions,
   type VerdictStatistics,
 } from "../stats/index.js";
-import {
-  type FlipEvidence,
-  type TrialMetrics,
-  VERDICT_VERSION,
-  type VerdictDocument,
-  type VerdictTrial,
-} from "./artifacts-contract.js";
 import type { AssembledVariant } from "./assemble.js";
 import { calibrationOf } from "./calibrate.js";
 import type { Experiment } from "./experiment.js";

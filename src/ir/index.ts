@@ -1,5 +1,5 @@
 // The IR stage's public surface: IR 0.1.0 types and schemas, canonical JSON and content hashes.
-import { type Validated, validateWith } from "../shared/validation.js";
+import { type Validated, validateWith } from "../shared/index.js";
 import { type HarnessIrBundle, harnessIrBundleSchema } from "./documents.js";
 
 export { canonicalJson, contentHash, revisionIdOf, sha256Hex } from "./canonical.js";

@@ -1,5 +1,5 @@
 // Small number/text formatters shared by the renderers.
-import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
+import type { VerdictDocument, VerdictTrial } from "../artifacts/index.js";
 
 export function percent(rate: number | null | undefined, digits = 0): string {
   return rate === null || rate === undefined ? "—" : `${(rate * 100).toFixed(digits)}%`;

@@ -1,7 +1,7 @@
 // One trial's evidence in verdict.html: what happened, earlier attempts, grader checks, the patch
 // as a diff, the agent's final report, permission decisions, the trace and stderr. Collapsed by
 // default (a run can have hundreds of trials); the trial table links to each by `#trial-<seq>`.
-import type { VerdictTrial } from "../compare/artifacts-contract.js";
+import type { VerdictTrial } from "../artifacts/index.js";
 import { describeCheckEvidence } from "./check-evidence.js";
 import { byteSize, clipText, clipTextEnd, duration, num, trialTokens, usd } from "./format.js";
 import { type DiffLimits, renderDiffHtml } from "./html-diff.js";

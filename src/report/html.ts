@@ -1,5 +1,4 @@
-import type { VerdictDocument, VerdictTrial } from "../compare/artifacts-contract.js";
-import { formatChangeLine } from "../compare/regrade-summary.js";
+import type { VerdictDocument, VerdictTrial } from "../artifacts/index.js";
 import type { Comparison, RateInterval, VariantAggregate } from "../stats/index.js";
 import {
   duration,
@@ -28,6 +27,7 @@ import {
   passAtKColumns,
   passAtKText,
 } from "./measures.js";
+import { formatChangeLine } from "./regrade.js";
 import {
   interruptedNote,
   noFlipSentence,

@@ -16,6 +16,7 @@ export {
   renderTerminalSummary,
 } from "./markdown.js";
 export { mdCode, mdText } from "./markdown-text.js";
+export { formatChangeLine, formatTrialChanges } from "./regrade.js";
 export { describeTrace, describeTraceEvent, describeTraceLine, type TraceRow } from "./trace.js";
 export type {
   DecisionsExcerpt,

@@ -1,5 +1,4 @@
-import type { VerdictDocument } from "../compare/artifacts-contract.js";
-import { formatChangeLine } from "../compare/regrade-summary.js";
+import type { VerdictDocument } from "../artifacts/index.js";
 import {
   duration,
   levelPercent,
@@ -19,6 +18,7 @@ import {
   passAtKColumns,
   passAtKText,
 } from "./measures.js";
+import { formatChangeLine } from "./regrade.js";
 import {
   interruptedNote,
   noFlipSentence,

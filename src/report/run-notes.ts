@@ -1,7 +1,7 @@
 // What both reports say about how complete a run is, as plain sentences each renderer escapes its
 // own way: an interrupted run, trials reused by --resume, and tasks on which no flip could be
 // judged because a side has no completed trial.
-import type { VerdictDocument } from "../compare/artifacts-contract.js";
+import type { VerdictDocument } from "../artifacts/index.js";
 
 /** Trials the run planned: every task × variant × trial. */
 export function plannedTrials(verdict: VerdictDocument): number {

@@ -2,7 +2,7 @@
 // escapes its own way: the test behind each comparison, the design that decided, a budget that
 // stopped the run, an A/A calibration, and (for verdicts written before the exact test decided, which
 // decided with an interval alone) where that interval and the exact test disagree.
-import type { VerdictDocument } from "../compare/artifacts-contract.js";
+import type { VerdictDocument } from "../artifacts/index.js";
 import { formatP, plural } from "../stats/index.js";
 import { levelPercent, signedPoints, usd } from "./format.js";
 

@@ -1,7 +1,7 @@
 // Per-tier results (pure): pass rates with their Wilson intervals, cost-equivalent tokens and
 // tool calls by kind, for each tier the manifest grouped its tasks in, per variant. Computed
 // from verdict.json alone, so verdict.md, verdict.html and the terminal say the same.
-import type { VerdictDocument } from "../compare/artifacts-contract.js";
+import type { VerdictDocument } from "../artifacts/index.js";
 import { wilsonInterval } from "../stats/index.js";
 import { num, percent, rateInterval } from "./format.js";
 

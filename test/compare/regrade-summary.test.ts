@@ -2,12 +2,11 @@
 import { describe, expect, it } from "vitest";
 import {
   changeDirection,
-  formatChangeLine,
   formatRegradeReport,
-  formatTrialChanges,
   type RegradeTrial,
   summarizeRegrade,
 } from "../../src/compare/index.js";
+import { formatChangeLine, formatTrialChanges } from "../../src/report/index.js";
 
 type Outcome = RegradeTrial["outcome"];
 

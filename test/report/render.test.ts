@@ -4,12 +4,12 @@
 
 import { describe, expect, it } from "vitest";
 import {
-  formatChangeLine,
   summarizeRegrade,
   type VerdictDocument,
   verdictDocumentSchema,
 } from "../../src/compare/index.js";
 import {
+  formatChangeLine,
   mdText,
   renderHtmlReport,
   renderMarkdownReport,

@@ -219,6 +219,8 @@ export const regradeSummarySchema = z.strictObject({
  * A task whose majority outcome flipped between the baseline and a candidate, with every trial
  * of both on that task, so a reader can open each one's folder (patch, checks, trace).
  */
+export type RegradeSummary = z.infer<typeof regradeSummarySchema>;
+
 export const flipEvidenceSchema = z.strictObject({
   variant: z.string(),
   baseline: z.string(),
