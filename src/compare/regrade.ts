@@ -5,7 +5,7 @@
 // is stopped (a signal) it writes nothing it has not finished: no new verdict, no checks.
 import { copyFile, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import {
   frozenTasksSchema,
   type RunManifest,
@@ -16,13 +16,7 @@ import {
   type VerdictDocument,
   verdictDocumentSchema,
 } from "../artifacts/index.js";
-import {
-  type RuntimeReceipt,
-  redact,
-  redactText,
-  runtimeReceiptSchema,
-  secretValuesFromEnv,
-} from "../exec/index.js";
+import { type RuntimeReceipt, runtimeReceiptSchema, secretValuesFromEnv } from "../exec/index.js";
 import { type Grade, loadReadmeContract } from "../graders/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import { type RepoState, validateRepoState } from "../scoring/index.js";
@@ -32,7 +26,6 @@ import {
   readJsonFile,
   readValidJsonFile,
   removeAtomicLeftovers,
-  replaceLongestFirst,
   runPool,
 } from "../shared/index.js";
 import { type SharedBaseline, snapshotTree, type TreeSnapshot } from "../workspace/index.js";
@@ -62,7 +55,7 @@ import {
 } from "./regrade-summary.js";
 import { describeRunInputs, differingInputs } from "./run-inputs.js";
 import { createRunLock, resumeCommand } from "./run-lock.js";
-import { mapStrings } from "./trial.js";
+import { artifactScrubber, graderResults, stoppedEarlyReason } from "./trial-record.js";
 import {
   buildVerdictDocument,
   methodChangeOf,
@@ -177,8 +170,6 @@ async function recordedManifestPath(outDir: string): Promise<string | undefined>
   }
 }
 
-const STOPPED_EARLY = /^stopped early after \d+ of \d+ trials/;
-
 /** How far a run that did not run every planned trial got. */
 interface PartialRun {
   ran: number;
@@ -197,9 +188,7 @@ function checkRunFinished(
 ): PartialRun | null {
   const planned = runManifest.evidence.executionOrder.length;
   const ran = previous.trials.length;
-  // Verdicts written before `stoppedEarly` existed say so only in their reason.
-  const stoppedEarly =
-    !previous.interrupted && (previous.stoppedEarly || STOPPED_EARLY.test(previous.reason));
+  const stoppedEarly = !previous.interrupted && previous.stoppedEarly;
   if (ran >= planned && !previous.interrupted) return null;
   if (stoppedEarly) return { ran, planned };
   throw new InvalidInputError(
@@ -610,7 +599,7 @@ function stoppedEarlyStatus(
   if (decision.canStop && decision.status !== null)
     return {
       status: decision.status,
-      reason: `stopped early after ${run.ran} of ${run.planned} trials, the status being settled: ${decision.reason}`,
+      reason: stoppedEarlyReason(run.ran, run.planned, decision.reason),
     };
   return {
     status: built.status === "infrastructure_error" ? built.status : "need_more_work",
@@ -695,18 +684,13 @@ async function regradeTrial(
   if (options.signal?.aborted) return null;
 
   // As the run does: the workspace's paths become placeholders and credentials are masked.
-  const noted =
-    tempDir === undefined
-      ? []
-      : options.tempParents.map((p) => join(p, basename(tempDir as string)));
-  const scrubPaths = (text: string) =>
-    replaceLongestFirst(graded.scrubPaths(text), [
-      ...noted.map((path) => [join(path, "trial"), "<trial-root>"] as const),
-      ...noted.map((path) => [path, "<trial-temp>"] as const),
-    ]);
-  const scrub = (text: string) => redactText(scrubPaths(text), options.secretValues);
-  const clean = (value: unknown) =>
-    mapStrings(redact(value, { secretValues: options.secretValues }), scrubPaths);
+  const scrubber = artifactScrubber({
+    tempParents: options.tempParents,
+    secretValues: options.secretValues,
+    workspaceScrubs: () => [graded.scrubPaths],
+  });
+  const scrub = scrubber.text;
+  const clean = scrubber.value;
   const classification = classifyTrial(evidence);
   const cleanGrades = clean(grades) as Grade[];
   await writeFile(
@@ -720,12 +704,7 @@ async function regradeTrial(
     explanation: scrub(classification.explanation),
     score: classification.score,
     gradePassed: classification.gradePassed,
-    graders: cleanGrades.map((g) => ({
-      grader: g.grader,
-      score: g.score,
-      passed: g.passed,
-      failedChecks: g.checks.filter((c) => !c.passed).map((c) => c.id),
-    })),
+    graders: graderResults(cleanGrades),
   };
 }
 

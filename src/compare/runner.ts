@@ -56,6 +56,7 @@ import {
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import { runTrial } from "./trial.js";
+import { stoppedEarlyReason } from "./trial-record.js";
 import {
   buildVerdictDocument,
   stoppingDecision,
@@ -480,7 +481,7 @@ async function runHoldingLock(
     // The status the remaining trials could no longer change; the statistics stay those of
     // the trials that ran.
     verdict.status = settled.status;
-    verdict.reason = `stopped early after ${metrics.length} of ${jobs.length} trials, the status being settled: ${settled.reason}`;
+    verdict.reason = stoppedEarlyReason(metrics.length, jobs.length, settled.reason);
     verdict.stoppedEarly = true;
   } else if (budgetStop !== null && metrics.length < jobs.length) {
     // The trials that were running when the limit was reached finished and count.

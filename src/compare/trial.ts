@@ -3,7 +3,7 @@
 // infrastructure error with its evidence; nothing here throws past `runTrial`.
 import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, sep } from "node:path";
+import { dirname, join } from "node:path";
 import {
   TOOL_USE_VERSION,
   type ToolUseCounts,
@@ -16,18 +16,13 @@ import {
   type ValidationDocument,
 } from "../artifacts/index.js";
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
-import {
-  permissionDecisionsDocument,
-  promptWithPreamble,
-  redact,
-  redactText,
-} from "../exec/index.js";
+import { permissionDecisionsDocument, promptWithPreamble } from "../exec/index.js";
 import type { WriteLogEntry } from "../forge/index.js";
 import { costEquivalentTokens } from "../hosts/index.js";
 import { createToolPolicy, TOOL_USE_KINDS, type ToolUse } from "../policy/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { RepoState } from "../scoring/index.js";
-import { escapeRegExp, replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
+import { replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
@@ -45,6 +40,7 @@ import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
 import { type RunKey, sealRecord } from "./record-seal.js";
+import { artifactScrubber, graderResults } from "./trial-record.js";
 import { markWorkspace, unmarkWorkspaceIfGone } from "./workspace-marker.js";
 
 export interface TrialContext {
@@ -159,25 +155,6 @@ function toolSettings(experiment: Experiment) {
   };
 }
 
-/** The prefix `createTrialWorkspace` gives every trial's temporary directory. */
-const TRIAL_TEMP_PREFIX = "harnesslab-trial-";
-
-/**
- * Replaces trial temp directories under `parents` by their placeholders. The workspace scrubs its
- * own paths, but when creating it fails (a git step, the copy) its directory is already gone and
- * only the evidence still names it; this catches that case by the directory's known prefix.
- */
-function scrubTrialTempDirs(text: string, parents: readonly string[]): string {
-  let out = text;
-  for (const parent of new Set(parents)) {
-    const temp = `${escapeRegExp(join(parent, TRIAL_TEMP_PREFIX))}[A-Za-z0-9]+`;
-    out = out
-      .replace(new RegExp(`${temp}${escapeRegExp(`${sep}trial`)}(?![\\w.-])`, "g"), "<trial-root>")
-      .replace(new RegExp(temp, "g"), "<trial-temp>");
-  }
-  return out;
-}
-
 /** Runs one trial to completion and writes its artifacts; returns its metrics. */
 export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   const held: HeldWorkspace = {};
@@ -218,11 +195,14 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
   let toolUse: ToolUse[] | null = null;
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
-  let agentScrub = (text: string) => text;
-  let gradingScrub = (text: string) => text;
-  const scrubPaths = (text: string) =>
-    scrubTrialTempDirs(gradingScrub(agentScrub(text)), tempParents);
-  const scrub = (text: string) => redactText(scrubPaths(text), context.secretValues);
+  // The agent's workspace, then the grading copies, add their own path scrubbers once they exist.
+  const workspaceScrubs: Array<(text: string) => string> = [];
+  const scrubber = artifactScrubber({
+    tempParents,
+    secretValues: context.secretValues,
+    workspaceScrubs: () => workspaceScrubs,
+  });
+  const scrub = scrubber.text;
 
   try {
     workspace = await createTrialWorkspace(task.fixtureDir, {
@@ -238,7 +218,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       ...(context.baseline ? { baseline: context.baseline } : {}),
     });
     held.workspace = workspace;
-    agentScrub = workspace.scrubPaths;
+    workspaceScrubs.push(workspace.scrubPaths);
   } catch (error) {
     evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
@@ -461,7 +441,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       ...(afterTree ? { expectedTree: afterTree } : {}),
       ...(context.signal ? { signal: context.signal } : {}),
     });
-    gradingScrub = graded.scrubPaths;
+    workspaceScrubs.push(graded.scrubPaths);
     evidence.grades = graded.grades;
     if (graded.harnessFailure) {
       evidence.harnessFailure = graded.harnessFailure;
@@ -484,12 +464,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     receiptStatus: receipt?.status ?? null,
     score: classification.score,
     gradePassed: classification.gradePassed,
-    graders: (evidence.grades ?? []).map((g) => ({
-      grader: g.grader,
-      score: g.score,
-      passed: g.passed,
-      failedChecks: g.checks.filter((c) => !c.passed).map((c) => c.id),
-    })),
+    graders: graderResults(evidence.grades ?? []),
     changedFiles,
     patchBytes: patchBytes?.length ?? null,
     patchRedacted,
@@ -520,10 +495,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     error: gradingError === null ? null : scrub(gradingError),
   };
   const storedReceipt: RuntimeReceipt | null = receipt ? { ...receipt, trace: [] } : null;
-  // Redaction and path scrubbing work on the values, never on serialized JSON text, so an
-  // artifact always stays valid JSON whatever the strings in it contain.
-  const clean = (value: unknown) =>
-    mapStrings(redact(value, { secretValues: context.secretValues }), scrubPaths);
+  const clean = scrubber.value;
   const json = (value: unknown) => `${JSON.stringify(clean(value), null, 2)}\n`;
 
   await mkdir(context.artifactDir, { recursive: true });
@@ -580,16 +552,6 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
     `${JSON.stringify(sealed, null, 2)}\n`,
   );
   return sealed;
-}
-
-/** Applies `scrub` to every string in a JSON-like value (keys stay as they are). */
-export function mapStrings(value: unknown, scrub: (text: string) => string): unknown {
-  if (typeof value === "string") return scrub(value);
-  if (Array.isArray(value)) return value.map((item) => mapStrings(item, scrub));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, mapStrings(v, scrub)]));
-  }
-  return value;
 }
 
 /**
