@@ -17,6 +17,7 @@ import {
   runExperiment,
 } from "../src/compare/index.js";
 import { createRunKey, defaultStateDir } from "../src/compare/record-seal.js";
+import { sealTrial } from "../src/compare/runner.js";
 import { runTrial } from "../src/compare/trial.js";
 import { ScriptedExecutor } from "../src/exec/index.js";
 import { snapshotTree } from "../src/workspace/index.js";
@@ -56,7 +57,8 @@ async function harnessTrial(
   // Taken once per run by the runner, not per trial.
   const fixtureSnapshot = await snapshotTree(task.fixtureDir);
   const started = performance.now();
-  const metrics = await runTrial({
+  const artifactDir = join(outDir, `trial-${index}`);
+  const unsealed = await runTrial({
     experiment,
     fixtureSnapshot,
     task,
@@ -65,11 +67,12 @@ async function harnessTrial(
     graders: [],
     executor,
     job: { seq: index, task: task.id, variant: variant.id, trialIndex: index },
-    artifactDir: join(outDir, `trial-${index}`),
+    artifactDir,
     secretValues: [],
     sandbox: await testSandbox(),
-    runKey: await createRunKey(defaultStateDir()),
   });
+  // Sealed as the runner seals every trial.
+  const metrics = await sealTrial(artifactDir, unsealed, await createRunKey(defaultStateDir()));
   const elapsed = performance.now() - started;
   if (metrics.outcome === "infrastructure_error" || metrics.changedFiles.length > 0)
     throw new Error(`nop trial went wrong: ${metrics.explanation}`);

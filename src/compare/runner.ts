@@ -38,7 +38,7 @@ import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.j
 import { ExperimentInputError } from "./errors.js";
 import type { Experiment, TrialJob } from "./experiment.js";
 import { planTrials, trialArtifactDir } from "./plan.js";
-import { prepareOrThrow } from "./preflight.js";
+import { type Prepared, prepareOrThrow } from "./preflight.js";
 import {
   createRunKey,
   defaultStateDir,
@@ -46,7 +46,13 @@ import {
   STATE_DIR_VARIABLE,
   sealRecord,
 } from "./record-seal.js";
-import { clearLeftovers, collectResumable, hashAgents, setAsideRejected } from "./resume.js";
+import {
+  clearLeftovers,
+  collectResumable,
+  hashAgents,
+  type RejectedRecord,
+  setAsideRejected,
+} from "./resume.js";
 import {
   archiveAttempt,
   isRetryableInfraError,
@@ -143,6 +149,8 @@ export interface RunExperimentOptions {
    * credentials set, a configured endpoint answering), and stop with what to do if not.
    */
   checkHost?: boolean;
+  /** Where the trials run (default: here, in this process's pool); a queue's coordinator gives its own. */
+  trialPlace?: TrialPlaceFactory;
 }
 
 export interface RunExperimentResult {
@@ -196,11 +204,39 @@ async function runHoldingLock(
   options: RunExperimentOptions,
   lock: RunLock,
 ): Promise<RunExperimentResult> {
-  const now = options.now ?? (() => new Date());
-  const startedAt = now().toISOString();
+  const inputs = await checkInputs(experiment, options);
+  const record = describeRun(experiment, options, inputs);
+  const earlier = await takeEarlierRun(experiment, options, inputs, record);
+  await lock.acquire();
+  const rejectedRecords = await beginWriting(experiment, options, inputs, record, earlier);
+  const ran = await runTrials(experiment, options, inputs, earlier);
+  const verdict = await finishVerdict(experiment, options, inputs, record, earlier, ran);
+  verdict.rejectedRecords = rejectedRecords;
+  await writeVerdictFiles(inputs.outDir, verdict);
+  return { verdict, outDir: inputs.outDir };
+}
+
+/** What the run is made of once its inputs are checked; nothing is written yet. */
+export interface CheckedRun {
+  outDir: string;
+  startedAt: string;
+  /** performance.now() at the start, for the progress line's times. */
+  started: number;
+  prepared: Prepared;
+  /** Each task's fixture as snapshotted before the first trial: what every trial starts from. */
+  before: Map<string, TreeSnapshot>;
+  jobs: TrialJob[];
+  agentHashes: Record<string, string | null>;
+  stateDir: string;
+}
+
+async function checkInputs(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+): Promise<CheckedRun> {
+  const startedAt = (options.now ?? (() => new Date()))().toISOString();
   const started = performance.now();
   const outDir = resolve(options.outDir);
-
   const prepared = await prepareOrThrow(experiment, {
     outDir,
     ...(options.resume ? { resume: true } : {}),
@@ -209,18 +245,36 @@ async function runHoldingLock(
     ...(options.checkHost ? { checkHost: true } : {}),
     ...(options.env ? { env: options.env } : {}),
   });
-  const { graders, containment } = prepared;
-  const assembled = { harnessHash: prepared.harnessHash, variants: prepared.variants };
-  const before = await snapshotFixtures(experiment);
-  const jobs = planTrials(experiment);
-  const agentHashes = await hashAgents(experiment);
-  const executor = options.executorFor(experiment.runtime.host as HostId);
+  return {
+    outDir,
+    startedAt,
+    started,
+    prepared,
+    before: await snapshotFixtures(experiment),
+    jobs: planTrials(experiment),
+    agentHashes: await hashAgents(experiment),
+    stateDir: options.stateDir ?? defaultStateDir(options.env ?? process.env),
+  };
+}
+
+/** manifest.json and frozen-task.json as this run writes them, and the verdict's evidence. */
+interface RunRecord {
+  runManifest: RunManifest;
+  frozen: FrozenTasks;
+  evidence: VerdictDocument["evidence"];
+}
+
+function describeRun(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  inputs: CheckedRun,
+): RunRecord {
+  const { prepared, before, jobs, agentHashes } = inputs;
   const evidence: VerdictDocument["evidence"] = {
     manifestHash: `sha256:${options.manifestHash.replace(/^sha256:/, "")}`,
-    harnessHash: assembled.harnessHash,
+    harnessHash: prepared.harnessHash,
     fixtureHashes: fixtureHashes(before),
   };
-
   const runManifest: RunManifest = {
     schemaVersion: RUN_MANIFEST_VERSION,
     manifestPath: experiment.manifestPath,
@@ -237,7 +291,7 @@ async function runHoldingLock(
       ...evidence,
       agentHashes,
       revisions: Object.fromEntries(
-        [...assembled.variants].map(([id, v]) => [id, v.revision.revisionId]),
+        [...prepared.variants].map(([id, v]) => [id, v.revision.revisionId]),
       ),
       executionOrder: jobs.map((j) => ({
         seq: j.seq,
@@ -250,42 +304,7 @@ async function runHoldingLock(
     nodeVersion: process.version,
     platform: process.platform,
   };
-  const frozen: FrozenTasks = {
-    schemaVersion: FROZEN_TASK_VERSION,
-    tasks: experiment.tasks.map((task) => {
-      const snapshot = before.get(task.id)!;
-      return {
-        id: task.id,
-        prompt: task.prompt,
-        promptHash: `sha256:${sha256Hex(task.prompt)}`,
-        fixtureHash: snapshot.hash,
-        fixtureFiles: snapshot.files.map((f) => ({
-          path: f.path,
-          kind: f.kind === "dir" ? "dir" : "file",
-          bytes: f.bytes,
-          sha256: f.sha256,
-        })),
-        expectedFiles: task.expectedFiles,
-        graders: (graders.get(task.id) ?? []).map((g) => ({
-          id: g.id,
-          kind: g.kind,
-          contractHash: g.contractHash,
-        })),
-        ...(task.forge === undefined
-          ? {}
-          : {
-              forge: {
-                seedHash: `sha256:${sha256Hex(canonicalJson(task.forge.seed))}`,
-                repo: task.forge.repo,
-                issues: task.forge.seed.issues?.length ?? 0,
-                pullRequests: task.forge.seed.pullRequests?.length ?? 0,
-              },
-            }),
-        ...(task.tier === undefined ? {} : { tier: task.tier }),
-      };
-    }),
-  };
-
+  const frozen = freezeTasks(experiment, prepared, before);
   // Everything a finished trial depended on; --resume reuses trials only when it is unchanged.
   runManifest.evidence.inputsHash = `sha256:${sha256Hex(
     canonicalJson({
@@ -307,66 +326,261 @@ async function runHoldingLock(
     fixtureHashes: evidence.fixtureHashes,
     agentHashes,
     contractHashes: new Map(
-      [...graders].map(([task, list]) => [task, new Map(list.map((g) => [g.id, g.contractHash]))]),
+      [...prepared.graders].map(([task, list]) => [
+        task,
+        new Map(list.map((g) => [g.id, g.contractHash])),
+      ]),
     ),
-    containment: containment.record.kind,
+    containment: prepared.containment.record.kind,
   });
-  runManifest.evidence.containment = containment.record;
+  runManifest.evidence.containment = prepared.containment.record;
+  return { runManifest, frozen, evidence };
+}
+
+function freezeTasks(
+  experiment: Experiment,
+  prepared: Prepared,
+  before: Map<string, TreeSnapshot>,
+): FrozenTasks {
+  return {
+    schemaVersion: FROZEN_TASK_VERSION,
+    tasks: experiment.tasks.map((task) => {
+      const snapshot = before.get(task.id)!;
+      return {
+        id: task.id,
+        prompt: task.prompt,
+        promptHash: `sha256:${sha256Hex(task.prompt)}`,
+        fixtureHash: snapshot.hash,
+        fixtureFiles: snapshot.files.map((f) => ({
+          path: f.path,
+          kind: f.kind === "dir" ? "dir" : "file",
+          bytes: f.bytes,
+          sha256: f.sha256,
+        })),
+        expectedFiles: task.expectedFiles,
+        graders: (prepared.graders.get(task.id) ?? []).map((g) => ({
+          id: g.id,
+          kind: g.kind,
+          contractHash: g.contractHash,
+        })),
+        ...(task.forge === undefined
+          ? {}
+          : {
+              forge: {
+                seedHash: `sha256:${sha256Hex(canonicalJson(task.forge.seed))}`,
+                repo: task.forge.repo,
+                issues: task.forge.seed.issues?.length ?? 0,
+                pullRequests: task.forge.seed.pullRequests?.length ?? 0,
+              },
+            }),
+        ...(task.tier === undefined ? {} : { tier: task.tier }),
+      };
+    }),
+  };
+}
+
+/** What an earlier run in --out gives this one (--resume), and the run's record key. */
+interface EarlierRun {
+  reusable: Map<number, TrialMetrics>;
+  rejected: RejectedRecord[];
+  runKey: RunKey;
+}
+
+async function takeEarlierRun(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  inputs: CheckedRun,
+  record: RunRecord,
+): Promise<EarlierRun> {
   const reusable = new Map<number, TrialMetrics>();
-  const stateDir = options.stateDir ?? defaultStateDir(options.env ?? process.env);
   const resumed = options.resume
     ? await collectResumable(
-        outDir,
+        inputs.outDir,
         experiment,
-        jobs,
-        runManifest,
+        inputs.jobs,
+        record.runManifest,
         reusable,
         options.retryInfra ?? 0,
-        frozen,
-        stateDir,
+        record.frozen,
+        inputs.stateDir,
       )
     : undefined;
-  const runKey = resumed?.runKey ?? (await newRunKey(stateDir, experiment.manifestPath));
-  runManifest.evidence.runId = runKey.runId;
+  const runKey = resumed?.runKey ?? (await newRunKey(inputs.stateDir, experiment.manifestPath));
+  record.runManifest.evidence.runId = runKey.runId;
+  return { reusable, rejected: resumed?.rejected ?? [], runKey };
+}
 
-  await lock.acquire();
-  const rejectedRecords = await setAsideRejected(outDir, resumed?.rejected ?? []);
+/** The run's first writes: what a killed run left is cleared, the run's records written. */
+async function beginWriting(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  inputs: CheckedRun,
+  record: RunRecord,
+  earlier: EarlierRun,
+): Promise<VerdictDocument["rejectedRecords"]> {
+  const { outDir, jobs } = inputs;
+  const rejectedRecords = await setAsideRejected(outDir, earlier.rejected);
   // What a run killed mid-way left: its trials' temporary workspaces and half-written files.
   if (options.resume)
     await clearLeftovers(outDir, experiment, jobs, options.tempParent ?? tmpdir());
-  await writeFileAtomic(join(outDir, "manifest.json"), `${JSON.stringify(runManifest, null, 2)}\n`);
-  await writeFileAtomic(join(outDir, "frozen-task.json"), `${JSON.stringify(frozen, null, 2)}\n`);
+  await writeFileAtomic(
+    join(outDir, "manifest.json"),
+    `${JSON.stringify(record.runManifest, null, 2)}\n`,
+  );
+  await writeFileAtomic(
+    join(outDir, "frozen-task.json"),
+    `${JSON.stringify(record.frozen, null, 2)}\n`,
+  );
   // A resume that runs trials again makes the earlier verdict stale: until the new one is
   // written, the directory must not look like a finished run (to regrade, report or a reader).
-  if (options.resume && reusable.size < jobs.length)
+  if (options.resume && earlier.reusable.size < jobs.length)
     await Promise.all(
       ["verdict.json", "verdict.md", "verdict.html"].map((name) =>
         rm(join(outDir, name), { force: true }),
       ),
     );
+  return rejectedRecords;
+}
 
-  const metrics: TrialMetrics[] = [...reusable.values()];
-  const progress: RunProgress = {
-    done: metrics.length,
-    total: jobs.length,
-    passed: metrics.filter((m) => m.outcome === "passed").length,
-    failed: metrics.filter((m) => m.outcome === "failed").length,
-    infraErrors: metrics.filter((m) => m.outcome === "infrastructure_error").length,
-    elapsedMs: 0,
-    etaMs: null,
-    reused: metrics.length,
-    retried: 0,
+/**
+ * One attempt of a trial, from its job to its folder with every file but metrics.json: run here
+ * (`runTrial`) or by a queue's worker. Resolves to the attempt's unsealed metrics (`run_aborted`
+ * when the run's signal cut it short), or to null when the attempt never ran here (the place
+ * withdrew it, or left its result for --resume); it may throw, which records the attempt as a
+ * harness error.
+ */
+export type TrialAttemptRunner = (
+  job: TrialJob,
+  artifactDir: string,
+  retriedAttempts: TrialAttempt[],
+) => Promise<TrialMetrics | null>;
+
+/** Where the run's trials run: `attempt` for each, `close` once the run is done with them. */
+export interface TrialPlace {
+  attempt: TrialAttemptRunner;
+  /** Trials the place may run at once, when it decides (a queue: every pending trial). */
+  concurrency?: number;
+  /** Called when the run stops starting trials (stopped early, over budget, interrupted). */
+  stopStarting?: () => Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Builds the place a run's trials run in (the seam for a queue; the default runs them here). */
+export type TrialPlaceFactory = (setup: TrialPlaceSetup) => Promise<TrialPlace>;
+
+export interface TrialPlaceSetup {
+  experiment: Experiment;
+  options: RunExperimentOptions;
+  inputs: CheckedRun;
+  runKey: RunKey;
+  secretValues: readonly string[];
+  /** The run's signal: the caller's, or the place's own stop. */
+  signal: AbortSignal;
+  /** Stops the run as an interruption would, saying why (the run stays resumable). */
+  stopRun(reason: string): void;
+}
+
+/** Runs each trial in a workspace of this machine, sharing each task's baseline. */
+const localTrials: TrialPlaceFactory = async ({
+  experiment,
+  options,
+  inputs,
+  secretValues,
+  signal,
+}) => {
+  const { prepared, before, outDir } = inputs;
+  const executor = options.executorFor(experiment.runtime.host as HostId);
+  const baselines = shareBaselines({
+    enabled: !prepared.containment.record.unsafe,
+    outDir,
+    tempParent: options.tempParent ?? tmpdir(),
+    user: "run",
+  });
+  return {
+    attempt: async (job, artifactDir, retriedAttempts) => {
+      const task = experiment.tasks.find((t) => t.id === job.task)!;
+      const variant = experiment.variants.find((v) => v.id === job.variant)!;
+      const baseline = await baselines.forTask(task, before.get(task.id)!);
+      return runTrial({
+        experiment,
+        fixtureSnapshot: before.get(task.id)!,
+        task,
+        variant,
+        assembled: prepared.variants.get(variant.id)!,
+        graders: prepared.graders.get(task.id) ?? [],
+        executor,
+        job,
+        artifactDir,
+        secretValues,
+        sandbox: prepared.containment.sandbox,
+        retriedAttempts,
+        ...(baseline ? { baseline } : {}),
+        env: options.env ?? process.env,
+        ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
+        signal,
+        ...(options.tempParent ? { tempParent: options.tempParent } : {}),
+        ...(options.executorGraceMs === undefined
+          ? {}
+          : { executorGraceMs: options.executorGraceMs }),
+      });
+    },
+    close: () => baselines.dispose(),
+  };
+};
+
+/** The trials the run recorded, and why it stopped starting more (when it did). */
+interface TrialsRan {
+  metrics: TrialMetrics[];
+  /** Set when the run was interrupted: by the user (no reason) or by its trials' place. */
+  interrupted: { reason?: string } | undefined;
+  settled: StoppingDecision | undefined;
+  budgetStop: BudgetStop | null;
+}
+
+/**
+ * Runs every pending trial (several at once when asked), each with its retries, in planned
+ * order; stops starting trials once the status is settled (--stop-early, the sequential design),
+ * the budget could be passed, or the run is interrupted.
+ */
+async function runTrials(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  inputs: CheckedRun,
+  earlier: EarlierRun,
+): Promise<TrialsRan> {
+  const { jobs, outDir } = inputs;
+  const metrics: TrialMetrics[] = [...earlier.reusable.values()];
+  const secretValues = secretValuesFromEnv(options.env ?? process.env);
+  const halt = new AbortController();
+  let haltReason: string | undefined;
+  const signal = options.signal ? AbortSignal.any([options.signal, halt.signal]) : halt.signal;
+  const place = await (options.trialPlace ?? localTrials)({
+    experiment,
+    options,
+    inputs,
+    runKey: earlier.runKey,
+    secretValues,
+    signal,
+    stopRun: (reason) => {
+      haltReason ??= reason;
+      halt.abort(new Error(reason));
+    },
+  });
+  const pending = jobs.filter((job) => !earlier.reusable.has(job.seq));
+  const concurrency = options.concurrency ?? place.concurrency ?? experiment.concurrency;
+  const progress = startProgress(metrics, jobs.length, concurrency, inputs.started);
+  options.onProgress?.(progress.current());
+  const recorder: AttemptRecorder = {
+    attempt: place.attempt,
+    runKey: earlier.runKey,
+    secretValues,
+    signal,
   };
   const retries: RetrySettings = {
     limit: options.retryInfra ?? 0,
     backoffMs: options.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS,
-    ...(options.signal ? { signal: options.signal } : {}),
+    signal,
   };
-  options.onProgress?.({ ...progress });
-  const concurrency = options.concurrency ?? experiment.concurrency;
-  const secretValues = secretValuesFromEnv(options.env ?? process.env);
-  const pending = jobs.filter((job) => !reusable.has(job.seq));
-  let ran = 0;
 
   // Sequential stopping: once no outcome of the remaining trials can change the status (opt-in
   // with --stop-early), or once the sequential design crosses a boundary, the trials not yet
@@ -379,7 +593,6 @@ async function runHoldingLock(
     if (decision.canStop) settled = decision;
   };
   settle();
-
   // Budgets (opt-in): a trial starts only if it could not take the spending past a limit.
   let running = 0;
   let budgetStop = null as BudgetStop | null;
@@ -388,73 +601,103 @@ async function runHoldingLock(
     budgetStop ??= budgetReached(options.budget, metrics, running, jobs.length);
     return budgetStop !== null;
   };
+  const stopping = () => signal.aborted || settled !== undefined;
+  let stoppedStarting: Promise<void> | undefined;
+  const stopStarting = () => {
+    stoppedStarting ??= (place.stopStarting?.() ?? Promise.resolve()).catch(() => {});
+    return stoppedStarting;
+  };
+  const onAbort = () => void stopStarting();
+  signal.addEventListener("abort", onAbort, { once: true });
 
-  const baselines = shareBaselines({
-    enabled: !containment.record.unsafe,
-    outDir,
-    tempParent: options.tempParent ?? tmpdir(),
-    user: "run",
-  });
   const runJob = async (job: TrialJob) => {
-    if (options.signal?.aborted || settled !== undefined) return;
-    const task = experiment.tasks.find((t) => t.id === job.task)!;
-    const variant = experiment.variants.find((v) => v.id === job.variant)!;
-    const baseline = await baselines.forTask(task, before.get(task.id)!);
+    if (stopping()) return;
     const artifactDir = join(
       outDir,
-      trialArtifactDir(experiment, variant.id, task.id, job.trialIndex),
+      trialArtifactDir(experiment, job.variant, job.task, job.trialIndex),
     );
     // A resumed trial keeps the attempts it already made; anything else in its folder goes.
-    const earlier = await prepareTrialFolder(artifactDir);
-    const result = await runTrialWithRetries(artifactDir, job, retries, earlier, {
-      experiment,
-      fixtureSnapshot: before.get(task.id)!,
-      task,
-      variant,
-      assembled: assembled.variants.get(variant.id)!,
-      graders: graders.get(task.id) ?? [],
-      executor,
-      job,
-      artifactDir,
-      secretValues,
-      sandbox: containment.sandbox,
-      runKey,
-      ...(baseline ? { baseline } : {}),
-      env: options.env ?? process.env,
-      ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.tempParent ? { tempParent: options.tempParent } : {}),
-      ...(options.executorGraceMs === undefined
-        ? {}
-        : { executorGraceMs: options.executorGraceMs }),
-    });
-    // An interrupted trial wrote no record (runTrial and the retry loop see to it): it stays
-    // unfinished, and --resume runs it again.
-    if (options.signal?.aborted && result.infraReason === "run_aborted") return;
-    if (result.retriedAttempts.length > 0) progress.retried += 1;
+    const attempts = await prepareTrialFolder(artifactDir);
+    const result = await runTrialWithRetries(artifactDir, job, retries, attempts, recorder);
+    // An interrupted (or withdrawn) trial wrote no record (the recorder and the retry loop see to
+    // it): it stays unfinished, and --resume runs it again.
+    if (result === null || (signal.aborted && result.infraReason === "run_aborted")) return;
     metrics.push(result);
     settle();
-    ran += 1;
-    progress.done += 1;
-    if (result.outcome === "passed") progress.passed += 1;
-    else if (result.outcome === "failed") progress.failed += 1;
-    else progress.infraErrors += 1;
-    progress.elapsedMs = Math.round(performance.now() - started);
-    const perTrial = progress.elapsedMs / ran;
-    progress.etaMs = Math.round(
-      (perTrial * (progress.total - progress.done)) /
-        Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
-    );
-    options.onProgress?.({ ...progress, last: result });
+    options.onProgress?.(progress.finished(result));
+    if (stopping()) await stopStarting();
   };
-  await runPool(pending, concurrency, async (job) => {
-    if (overBudget()) return;
-    running += 1;
-    await runJob(job).finally(() => {
-      running -= 1;
+  try {
+    await runPool(pending, concurrency, async (job) => {
+      if (overBudget()) return;
+      running += 1;
+      await runJob(job).finally(() => {
+        running -= 1;
+      });
     });
-  }).finally(() => baselines.dispose());
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    await stoppedStarting;
+    await place.close();
+  }
+  const interrupted = signal.aborted
+    ? haltReason === undefined
+      ? {}
+      : { reason: haltReason }
+    : undefined;
+  return { metrics, interrupted, settled, budgetStop };
+}
 
+/** The progress line's counts, updated as trials finish. */
+function startProgress(
+  metrics: readonly TrialMetrics[],
+  total: number,
+  concurrency: number,
+  started: number,
+): { current(): RunProgress; finished(last: TrialMetrics): RunProgress } {
+  const progress: RunProgress = {
+    done: metrics.length,
+    total,
+    passed: metrics.filter((m) => m.outcome === "passed").length,
+    failed: metrics.filter((m) => m.outcome === "failed").length,
+    infraErrors: metrics.filter((m) => m.outcome === "infrastructure_error").length,
+    elapsedMs: 0,
+    etaMs: null,
+    reused: metrics.length,
+    retried: 0,
+  };
+  let ran = 0;
+  return {
+    current: () => ({ ...progress }),
+    finished: (last) => {
+      ran += 1;
+      if (last.retriedAttempts.length > 0) progress.retried += 1;
+      progress.done += 1;
+      if (last.outcome === "passed") progress.passed += 1;
+      else if (last.outcome === "failed") progress.failed += 1;
+      else progress.infraErrors += 1;
+      progress.elapsedMs = Math.round(performance.now() - started);
+      const perTrial = progress.elapsedMs / ran;
+      progress.etaMs = Math.round(
+        (perTrial * (progress.total - progress.done)) /
+          Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
+      );
+      return { ...progress, last };
+    },
+  };
+}
+
+/** The verdict on the trials that ran, with why the run stopped when it did not run them all. */
+async function finishVerdict(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  inputs: CheckedRun,
+  record: RunRecord,
+  earlier: EarlierRun,
+  ran: TrialsRan,
+): Promise<VerdictDocument> {
+  const { before, jobs, prepared } = inputs;
+  const { metrics, settled, budgetStop } = ran;
   const after = await snapshotFixtures(experiment).catch(() => new Map<string, TreeSnapshot>());
   // A fixture changed and restored mid-run is seen by the trial whose copy differed.
   const fixturesUnchanged =
@@ -462,21 +705,24 @@ async function runHoldingLock(
     !metrics.some((m) => m.infraReason === "fixture_changed");
   const verdict = buildVerdictDocument({
     experiment,
-    assembled: assembled.variants,
+    assembled: prepared.variants,
     metrics,
     fixturesUnchanged,
-    evidence,
-    startedAt,
-    finishedAt: now().toISOString(),
-    retryLimit: retries.limit,
-    containment: containment.record,
+    evidence: record.evidence,
+    startedAt: inputs.startedAt,
+    finishedAt: (options.now ?? (() => new Date()))().toISOString(),
+    retryLimit: options.retryInfra ?? 0,
+    containment: prepared.containment.record,
   });
-  verdict.resumedTrials = reusable.size;
-  verdict.rejectedRecords = rejectedRecords;
-  if (options.signal?.aborted && metrics.length < jobs.length) {
+  verdict.resumedTrials = earlier.reusable.size;
+  const { interrupted } = ran;
+  if (interrupted !== undefined && metrics.length < jobs.length) {
     verdict.interrupted = true;
     verdict.status = "infrastructure_error";
-    verdict.reason = `the run was interrupted after ${metrics.length} of ${jobs.length} trials; run again with --resume to finish it`;
+    verdict.reason =
+      interrupted.reason === undefined
+        ? `the run was interrupted after ${metrics.length} of ${jobs.length} trials; run again with --resume to finish it`
+        : `the run stopped after ${metrics.length} of ${jobs.length} trials: ${interrupted.reason}; run again with --resume to finish it`;
   } else if (settled?.status && metrics.length < jobs.length && fixturesUnchanged) {
     // The status the remaining trials could no longer change; the statistics stay those of
     // the trials that ran.
@@ -485,12 +731,11 @@ async function runHoldingLock(
     verdict.stoppedEarly = true;
   } else if (budgetStop !== null && metrics.length < jobs.length) {
     // The trials that were running when the limit was reached finished and count.
-    const stop: BudgetStop = { ...budgetStop, trialsRun: metrics.length };
-    verdict.budgetStop = stop;
-    verdict.reason = `the budget stopped the run: ${describeBudgetStop(stop)}; the trials that ran: ${verdict.reason}`;
+    const stopped: BudgetStop = { ...budgetStop, trialsRun: metrics.length };
+    verdict.budgetStop = stopped;
+    verdict.reason = `the budget stopped the run: ${describeBudgetStop(stopped)}; the trials that ran: ${verdict.reason}`;
   }
-  await writeVerdictFiles(outDir, verdict);
-  return { verdict, outDir };
+  return verdict;
 }
 
 interface RetrySettings {
@@ -510,14 +755,12 @@ async function runTrialWithRetries(
   job: TrialJob,
   retries: RetrySettings,
   earlier: readonly TrialAttempt[],
-  context: Parameters<typeof runTrial>[0],
-): Promise<TrialMetrics> {
+  recorder: AttemptRecorder,
+): Promise<TrialMetrics | null> {
   const attempts: TrialAttempt[] = [...earlier];
   for (;;) {
-    const result = await runTrialOrRecord(artifactDir, job, {
-      ...context,
-      retriedAttempts: [...attempts],
-    });
+    const result = await recordAttempt(artifactDir, job, [...attempts], recorder);
+    if (result === null) return null;
     if (attempts.length >= retries.limit || !isRetryableInfraError(result)) return result;
     attempts.push(await archiveAttempt(artifactDir, (attempts.at(-1)?.attempt ?? 0) + 1, result));
     const delay = retryDelayMs(result, attempts.length, retries.backoffMs);
@@ -529,87 +772,116 @@ async function runTrialWithRetries(
   }
 }
 
+/** How an attempt runs and is sealed. */
+interface AttemptRecorder {
+  attempt: TrialAttemptRunner;
+  runKey: RunKey;
+  secretValues: readonly string[];
+  signal: AbortSignal;
+}
+
 /**
- * `runTrial` turns every failure it expects into a value; anything else it throws is still
- * only this trial's infrastructure error, recorded with its message, and the run goes on.
+ * One attempt, recorded: its metrics sealed with the run's key over every file of its folder
+ * and written last. An attempt that throws is still only this trial's infrastructure error,
+ * recorded with its message, and the run goes on; one the run's signal cut short stays
+ * unfinished (no metrics.json), and --resume runs it again.
  */
-async function runTrialOrRecord(
+async function recordAttempt(
   artifactDir: string,
   job: TrialJob,
-  context: Parameters<typeof runTrial>[0],
-): Promise<TrialMetrics> {
+  retriedAttempts: TrialAttempt[],
+  recorder: AttemptRecorder,
+): Promise<TrialMetrics | null> {
+  let metrics: TrialMetrics | null;
   try {
-    return await runTrial(context);
+    metrics = await recorder.attempt(job, artifactDir, retriedAttempts);
+    if (metrics === null) return null;
   } catch (error) {
     const message = `harness error: ${error instanceof Error ? error.message : String(error)}`;
-    const metrics: TrialMetrics = {
-      schemaVersion: TRIAL_METRICS_VERSION,
-      task: job.task,
-      variant: job.variant,
-      trial: job.trialIndex,
-      seq: job.seq,
-      outcome: "infrastructure_error",
-      infraReason: "harness_error",
-      explanation: redactText(message, context.secretValues),
-      receiptStatus: null,
-      score: null,
-      gradePassed: null,
-      graders: [],
-      changedFiles: [],
-      patchBytes: null,
-      patchRedacted: false,
-      durationMs: 0,
-      agentWallTimeMs: null,
-      tokens: null,
-      costUsd: null,
-      credits: null,
-      turns: null,
-      costEquivalentTokens: null,
-      toolCalls: null,
-      toolUse: null,
-      permissionDenials: 0,
-      retriedAttempts: context.retriedAttempts ?? [],
-    };
-    // An interrupted run leaves the trial unfinished (no metrics.json): --resume runs it again.
-    if (context.signal?.aborted) return { ...metrics, infraReason: "run_aborted" };
-    await mkdir(artifactDir, { recursive: true });
-    await writeFile(join(artifactDir, "stderr.txt"), `${metrics.explanation}\n`);
-    // Every trial folder has the same files (docs/artifacts.md); the steps that never ran leave them empty.
-    const placeholders: Array<[string, string]> = [
-      ["prompt.txt", ""],
-      ["response.txt", ""],
-      ["patch.diff", ""],
-      ["trace.jsonl", ""],
-      [
-        "permission-decisions.json",
-        `${JSON.stringify(permissionDecisionsDocument([]), null, 2)}\n`,
-      ],
-      [
-        "validation.json",
-        `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: [], error: null }, null, 2)}\n`,
-      ],
-      ["runtime-receipt.json", "null\n"],
-      [
-        "tool-use.json",
-        `${JSON.stringify({ schemaVersion: TOOL_USE_VERSION, counts: { shell: 0, mcp: 0, other: 0 }, calls: [] }, null, 2)}\n`,
-      ],
-    ];
-    await Promise.all(
-      placeholders.map(([name, content]) =>
-        writeFile(join(artifactDir, name), content, { flag: "wx" }).catch(
-          (e: NodeJS.ErrnoException) => {
-            if (e.code !== "EEXIST") throw e;
-          },
-        ),
-      ),
-    );
-    const sealed = { ...metrics, seal: await sealRecord(artifactDir, metrics, context.runKey) };
-    await writeFileAtomic(
-      join(artifactDir, "metrics.json"),
-      `${JSON.stringify(sealed, null, 2)}\n`,
-    );
-    return sealed;
+    metrics = harnessErrorMetrics(job, redactText(message, recorder.secretValues), retriedAttempts);
+    if (!recorder.signal.aborted) await writePlaceholders(artifactDir, metrics.explanation);
   }
+  if (recorder.signal.aborted && metrics.outcome === "infrastructure_error")
+    return { ...metrics, infraReason: "run_aborted" };
+  return sealTrial(artifactDir, metrics, recorder.runKey);
+}
+
+/** metrics.json comes last, whole or not at all: it marks a finished trial for --resume, and its seal covers every file written before it. */
+export async function sealTrial(
+  artifactDir: string,
+  metrics: TrialMetrics,
+  runKey: RunKey,
+): Promise<TrialMetrics> {
+  const sealed: TrialMetrics = { ...metrics, seal: await sealRecord(artifactDir, metrics, runKey) };
+  await writeFileAtomic(join(artifactDir, "metrics.json"), `${JSON.stringify(sealed, null, 2)}\n`);
+  return sealed;
+}
+
+/** The metrics of an attempt that ended in a harness error before it could say more. */
+export function harnessErrorMetrics(
+  job: TrialJob,
+  explanation: string,
+  retriedAttempts: TrialAttempt[],
+): TrialMetrics {
+  return {
+    schemaVersion: TRIAL_METRICS_VERSION,
+    task: job.task,
+    variant: job.variant,
+    trial: job.trialIndex,
+    seq: job.seq,
+    outcome: "infrastructure_error",
+    infraReason: "harness_error",
+    explanation,
+    receiptStatus: null,
+    score: null,
+    gradePassed: null,
+    graders: [],
+    changedFiles: [],
+    patchBytes: null,
+    patchRedacted: false,
+    durationMs: 0,
+    agentWallTimeMs: null,
+    tokens: null,
+    costUsd: null,
+    credits: null,
+    turns: null,
+    costEquivalentTokens: null,
+    toolCalls: null,
+    toolUse: null,
+    permissionDenials: 0,
+    retriedAttempts,
+  };
+}
+
+/** Every trial folder has the same files (docs/artifacts.md); the steps that never ran leave them empty. */
+export async function writePlaceholders(artifactDir: string, explanation: string): Promise<void> {
+  await mkdir(artifactDir, { recursive: true });
+  await writeFile(join(artifactDir, "stderr.txt"), `${explanation}\n`);
+  const placeholders: Array<[string, string]> = [
+    ["prompt.txt", ""],
+    ["response.txt", ""],
+    ["patch.diff", ""],
+    ["trace.jsonl", ""],
+    ["permission-decisions.json", `${JSON.stringify(permissionDecisionsDocument([]), null, 2)}\n`],
+    [
+      "validation.json",
+      `${JSON.stringify({ schemaVersion: VALIDATION_VERSION, grades: [], error: null }, null, 2)}\n`,
+    ],
+    ["runtime-receipt.json", "null\n"],
+    [
+      "tool-use.json",
+      `${JSON.stringify({ schemaVersion: TOOL_USE_VERSION, counts: { shell: 0, mcp: 0, other: 0 }, calls: [] }, null, 2)}\n`,
+    ],
+  ];
+  await Promise.all(
+    placeholders.map(([name, content]) =>
+      writeFile(join(artifactDir, name), content, { flag: "wx" }).catch(
+        (e: NodeJS.ErrnoException) => {
+          if (e.code !== "EEXIST") throw e;
+        },
+      ),
+    ),
+  );
 }
 
 /** A new run's record key; a state directory that cannot hold it is the user's to fix. */

@@ -18,11 +18,17 @@ import {
 import type { Executor, RuntimeReceipt } from "../exec/index.js";
 import { permissionDecisionsDocument, promptWithPreamble } from "../exec/index.js";
 import type { WriteLogEntry } from "../forge/index.js";
+import type { Grade } from "../graders/index.js";
 import { costEquivalentTokens } from "../hosts/index.js";
-import { createToolPolicy, TOOL_USE_KINDS, type ToolUse } from "../policy/index.js";
+import {
+  createToolPolicy,
+  type PolicyDecisionRecord,
+  TOOL_USE_KINDS,
+  type ToolUse,
+} from "../policy/index.js";
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { RepoState } from "../scoring/index.js";
-import { replaceLongestFirst, writeFileAtomic } from "../shared/index.js";
+import { replaceLongestFirst } from "../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
@@ -39,8 +45,7 @@ import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./e
 import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
-import { type RunKey, sealRecord } from "./record-seal.js";
-import { artifactScrubber, graderResults } from "./trial-record.js";
+import { type ArtifactScrubber, artifactScrubber, graderResults } from "./trial-record.js";
 import { markWorkspace, unmarkWorkspaceIfGone } from "./workspace-marker.js";
 
 export interface TrialContext {
@@ -65,8 +70,6 @@ export interface TrialContext {
   retriedAttempts?: TrialAttempt[];
   /** Contains every process that may run the trial's code (see `src/sandbox`). */
   sandbox: CommandSandbox;
-  /** Seals the trial's record, so --resume and regrade can tell it from a planted one. */
-  runKey: RunKey;
   /** The task's baseline the run shares; without it the trial's copies commit their own. */
   baseline?: SharedBaseline;
   /** Where live mode's forge token is read from (default: the process's environment). */
@@ -155,7 +158,12 @@ function toolSettings(experiment: Experiment) {
   };
 }
 
-/** Runs one trial to completion and writes its artifacts; returns its metrics. */
+/**
+ * Runs one trial to completion and writes every file of its folder but `metrics.json`; returns
+ * its metrics, unsealed: the caller seals them with the run's key and writes them last (the
+ * local pool and a queue's coordinator the same way, so a worker never holds the key). A trial
+ * cut short by the run's signal returns `run_aborted` having written no record.
+ */
 export async function runTrial(context: TrialContext): Promise<TrialMetrics> {
   const held: HeldWorkspace = {};
   try {
@@ -175,37 +183,94 @@ interface HeldWorkspace {
   tempDir?: string;
 }
 
+/** What the phases of one trial find out, in the order they run. */
+interface TrialState {
+  started: number;
+  evidence: TrialEvidence;
+  /** The text the agent receives (prompt.txt): the composition's preamble, then the task prompt. */
+  preamble: string;
+  prompt: string;
+  forge?: TrialForge;
+  forgeEvidence?: ForgeEvidence;
+  decisions: PolicyDecisionRecord[];
+  toolUse: ToolUse[] | null;
+  /** The agent's final tree, which the grading copy must reproduce. */
+  afterTree?: TreeSnapshot;
+  changedFiles: string[];
+  patchBytes?: Uint8Array;
+  /** The patch as stored: trial paths and secrets masked. */
+  storedPatch?: Buffer;
+  patchRedacted: boolean;
+  gradingError: string | null;
+  stderrNotes: string[];
+  /** The workspaces' own path scrubbers, added as each workspace is made. */
+  workspaceScrubs: Array<(text: string) => string>;
+  scrubber: ArtifactScrubber;
+}
+
 async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promise<TrialMetrics> {
-  const { experiment, task, variant, assembled, job } = context;
-  const started = performance.now();
-  const evidence: TrialEvidence = {};
-  let workspace: TrialWorkspace | undefined;
-  let changedFiles: string[] = [];
-  let patchBytes: Uint8Array | undefined;
-  let storedPatch: Buffer | undefined;
-  let patchRedacted = false;
-  let stderrNotes: string[] = [];
-  let decisions: ReturnType<ReturnType<typeof createToolPolicy>["decisions"]> = [];
-  // The text the agent receives (prompt.txt): the composition's preamble (with a forge task's
-  // forge section), then the task prompt.
-  let preamble = assembled.preamble;
-  let prompt = promptWithPreamble(task.prompt, preamble);
-  let forge: TrialForge | undefined;
-  let forgeEvidence: ForgeEvidence | undefined;
-  let toolUse: ToolUse[] | null = null;
+  const state = await beginTrial(context);
+  await prepareWorkspace(context, state, held);
+  await startForge(context, state, held);
+  await runAgent(context, state, held);
+  await captureForge(state);
+  await captureChange(context, state, held);
+  // Everything of the agent's workspace that counts is captured: from here on only the patch
+  // matters, graded on a fresh copy of the fixture.
+  if (held.workspace) {
+    await held.workspace.cleanup().catch(() => {});
+    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
+  }
+  await gradeChange(context, state, held);
+  const metrics = describeTrial(context, state);
+  await writeTrialFiles(context, state);
+  // A workspace that could not be removed keeps its note, so --resume still finds it.
+  await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
+  // A trial the user's interruption cut short says nothing about the agent: it stays
+  // unfinished (no metrics.json), and --resume runs it again.
+  if (context.signal?.aborted && metrics.outcome === "infrastructure_error")
+    return { ...metrics, infraReason: "run_aborted" };
+  return state.scrubber.value(metrics) as TrialMetrics;
+}
+
+async function beginTrial(context: TrialContext): Promise<TrialState> {
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
-  // The agent's workspace, then the grading copies, add their own path scrubbers once they exist.
   const workspaceScrubs: Array<(text: string) => string> = [];
-  const scrubber = artifactScrubber({
-    tempParents,
-    secretValues: context.secretValues,
-    workspaceScrubs: () => workspaceScrubs,
-  });
-  const scrub = scrubber.text;
+  const preamble = context.assembled.preamble;
+  return {
+    started: performance.now(),
+    evidence: {},
+    preamble,
+    prompt: promptWithPreamble(context.task.prompt, preamble),
+    decisions: [],
+    toolUse: null,
+    changedFiles: [],
+    patchRedacted: false,
+    gradingError: null,
+    stderrNotes: [],
+    workspaceScrubs,
+    scrubber: artifactScrubber({
+      tempParents,
+      secretValues: context.secretValues,
+      workspaceScrubs: () => workspaceScrubs,
+    }),
+  };
+}
 
+/** Whether the trial still goes on: its workspace exists and no harness step failed. */
+function proceeding(state: TrialState, held: HeldWorkspace): held is { workspace: TrialWorkspace } {
+  return held.workspace !== undefined && state.evidence.harnessFailure === undefined;
+}
+
+/** A fresh copy of the fixture with its git baseline, checked against the frozen snapshot. */
+async function prepareWorkspace(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
   try {
-    workspace = await createTrialWorkspace(task.fixtureDir, {
+    held.workspace = await createTrialWorkspace(context.task.fixtureDir, {
       ...(context.tempParent ? { tempParent: context.tempParent } : {}),
       // Noted before the directory exists, so a run killed at any point leaves no workspace
       // that --resume cannot find.
@@ -217,258 +282,291 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       expectedFixture: context.fixtureSnapshot,
       ...(context.baseline ? { baseline: context.baseline } : {}),
     });
-    held.workspace = workspace;
-    workspaceScrubs.push(workspace.scrubPaths);
+    state.workspaceScrubs.push(held.workspace.scrubPaths);
   } catch (error) {
-    evidence.harnessFailure = {
+    state.evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
       message: errorText(error),
     };
   }
+}
 
-  if (workspace && !evidence.harnessFailure && task.forge !== undefined) {
-    try {
-      if (experiment.forge === undefined) throw new Error("the experiment has no forge settings");
-      forge = await startTrialForge({
-        forge: task.forge,
-        settings: experiment.forge,
-        access: assembled.forgeAccess,
+/** A forge task's forge (or live repository), and the preamble's note on how to reach it. */
+async function startForge(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
+  const { experiment, task, variant, assembled, job } = context;
+  if (!proceeding(state, held) || task.forge === undefined) return;
+  try {
+    if (experiment.forge === undefined) throw new Error("the experiment has no forge settings");
+    state.forge = await startTrialForge({
+      forge: task.forge,
+      settings: experiment.forge,
+      access: assembled.forgeAccess,
+      sandbox: context.sandbox,
+      // The trial's own temporary directory: harness-owned, and no sandbox binds it.
+      privateDir: dirname(held.workspace.scratchDir),
+      env: context.env ?? process.env,
+      label: `${task.id}-${variant.id}-${job.trialIndex}`,
+      ...(context.keepForgeRepos ? { keepRepo: true } : {}),
+    });
+    state.forgeEvidence = { before: state.forge.before, location: state.forge.location };
+    state.preamble = withForgeNote(state.preamble, state.forge.note);
+    state.prompt = promptWithPreamble(task.prompt, state.preamble);
+  } catch (error) {
+    state.evidence.harnessFailure = {
+      reason: "forge_failed",
+      message: `cannot prepare the trial's forge: ${errorText(error)}`,
+    };
+  }
+}
+
+/** The executor runs the agent under the trial's tool policy, abandoned if it does not return. */
+async function runAgent(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
+  const { experiment, task, variant, job } = context;
+  if (!proceeding(state, held)) return;
+  const workspace = held.workspace;
+  const settings = toolSettings(experiment);
+  const policy = createToolPolicy({
+    trialRoot: workspace.root,
+    allowedWrites: task.expectedFiles,
+    allowedCommands: experiment.runtime.validationCommands,
+    tools: settings.tools,
+    mcpTools: state.forge?.access.mcp?.tools ?? [],
+    commandPrograms: state.forge?.access.commands ?? [],
+  });
+  // An executor must honour its own timeout; one that does not return within the
+  // budget plus a grace period is abandoned so one hung SDK cannot stall the run.
+  const guard = new AbortController();
+  const signal = context.signal ? AbortSignal.any([context.signal, guard.signal]) : guard.signal;
+  const graceMs = context.executorGraceMs ?? DEFAULT_EXECUTOR_GRACE_MS;
+  let guardTimer: NodeJS.Timeout | undefined;
+  const abandoned = new Promise<"abandoned">((resolve) => {
+    guardTimer = setTimeout(
+      () => {
+        guard.abort(new Error("the executor did not return in time"));
+        resolve("abandoned");
+      },
+      Math.min(experiment.runtime.timeoutMs + graceMs, 2_147_483_647),
+    );
+  });
+  try {
+    const agent = agentArgument(variant.agent);
+    const outcome = await Promise.race([
+      context.executor.run({
+        prompt: state.prompt,
+        preamble: state.preamble,
+        cwd: workspace.root,
+        policy,
+        timeoutMs: experiment.runtime.timeoutMs,
+        signal,
+        scratchDir: workspace.scratchDir,
         sandbox: context.sandbox,
-        // The trial's own temporary directory: harness-owned, and no sandbox binds it.
-        privateDir: dirname(workspace.scratchDir),
-        env: context.env ?? process.env,
-        label: `${task.id}-${variant.id}-${job.trialIndex}`,
-        ...(context.keepForgeRepos ? { keepRepo: true } : {}),
-      });
-      forgeEvidence = { before: forge.before, location: forge.location };
-      preamble = withForgeNote(preamble, forge.note);
-      prompt = promptWithPreamble(task.prompt, preamble);
+        runtime:
+          variant.runtimeProfile === undefined
+            ? settings
+            : { ...settings, profile: variant.runtimeProfile },
+        ...(agent === undefined ? {} : { agent }),
+        trialIndex: job.trialIndex,
+        variant: variant.id,
+        task: task.id,
+        ...(state.forge === undefined ? {} : { forge: state.forge.access }),
+      }),
+      abandoned,
+    ]);
+    if (outcome === "abandoned") {
+      state.evidence.harnessFailure = {
+        reason: "executor_unresponsive",
+        message: `the ${context.executor.host} executor did not return within its ${experiment.runtime.timeoutMs} ms timeout plus ${graceMs} ms; the trial was abandoned`,
+      };
+    } else {
+      state.evidence.receipt = outcome;
+    }
+  } catch (error) {
+    state.evidence.harnessFailure = { reason: "executor_threw", message: errorText(error) };
+  } finally {
+    clearTimeout(guardTimer);
+  }
+  state.decisions = policy.decisions();
+  state.toolUse = policy.toolUse();
+}
+
+/** The forge's state is read once the agent stopped (and before grading, which needs it). */
+async function captureForge(state: TrialState): Promise<void> {
+  const { forge, forgeEvidence, evidence } = state;
+  if (forge === undefined || forgeEvidence === undefined) return;
+  if (!evidence.harnessFailure)
+    try {
+      const captured = await forge.capture();
+      forgeEvidence.after = captured.after;
+      forgeEvidence.writeLog = captured.writeLog;
     } catch (error) {
       evidence.harnessFailure = {
         reason: "forge_failed",
-        message: `cannot prepare the trial's forge: ${errorText(error)}`,
+        message: `cannot read the trial's forge after the agent: ${errorText(error)}`,
       };
     }
-  }
+  await forge.close().catch((error: unknown) => {
+    state.stderrNotes.push(`harness: the trial's forge did not close cleanly: ${errorText(error)}`);
+  });
+}
 
-  if (workspace && !evidence.harnessFailure) {
-    const settings = toolSettings(experiment);
-    const policy = createToolPolicy({
-      trialRoot: workspace.root,
-      allowedWrites: task.expectedFiles,
-      allowedCommands: experiment.runtime.validationCommands,
-      tools: settings.tools,
-      mcpTools: forge?.access.mcp?.tools ?? [],
-      commandPrograms: forge?.access.commands ?? [],
-    });
-    // An executor must honour its own timeout; one that does not return within the
-    // budget plus a grace period is abandoned so one hung SDK cannot stall the run.
-    const guard = new AbortController();
-    const signal = context.signal ? AbortSignal.any([context.signal, guard.signal]) : guard.signal;
-    const graceMs = context.executorGraceMs ?? DEFAULT_EXECUTOR_GRACE_MS;
-    let guardTimer: NodeJS.Timeout | undefined;
-    const abandoned = new Promise<"abandoned">((resolve) => {
-      guardTimer = setTimeout(
-        () => {
-          guard.abort(new Error("the executor did not return in time"));
-          resolve("abandoned");
-        },
-        Math.min(experiment.runtime.timeoutMs + graceMs, 2_147_483_647),
+/** Whether the agent's change is to be graded: it ran, and nothing of the harness failed. */
+function gradable(state: TrialState, held: HeldWorkspace): boolean {
+  const status = state.evidence.receipt?.status;
+  return proceeding(state, held) && status !== "infra_error" && status !== "aborted";
+}
+
+/**
+ * What the agent changed: the harness's own snapshot of the tree against the fixture, and the
+ * patch git captures (or the integrity check the change fails when no patch can carry it).
+ */
+async function captureChange(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
+  if (!proceeding(state, held)) return;
+  const workspace = held.workspace;
+  const fail = (grade: Grade) => {
+    if (gradable(state, held)) state.evidence.grades = [grade];
+  };
+  try {
+    const after = await snapshotTree(workspace.root, { mode: "trial" });
+    state.afterTree = after;
+    // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
+    // harness's own snapshots cannot. A fixture file that changed or vanished is always
+    // counted, whatever git says.
+    const drift = diffSnapshots(context.fixtureSnapshot, after);
+    const unpatchable = unpatchableEntries(after);
+    const changedBytes = bytesOf(after, [...drift.added, ...drift.modified]);
+    const drifted = () => [...drift.added, ...drift.modified, ...drift.deleted].sort();
+    if (unpatchable.length === 0 && changedBytes > MAX_CHANGED_BYTES) {
+      state.changedFiles = drifted();
+      fail(
+        integrityGrade(
+          "patchable",
+          `the trial added or changed ${changedBytes} bytes of files; a patch carries at most ${MAX_CHANGED_BYTES}`,
+        ),
       );
-    });
-    try {
-      const agent = agentArgument(variant.agent);
-      const outcome = await Promise.race([
-        context.executor.run({
-          prompt,
-          preamble,
-          cwd: workspace.root,
-          policy,
-          timeoutMs: experiment.runtime.timeoutMs,
-          signal,
-          scratchDir: workspace.scratchDir,
-          sandbox: context.sandbox,
-          runtime:
-            variant.runtimeProfile === undefined
-              ? settings
-              : { ...settings, profile: variant.runtimeProfile },
-          ...(agent === undefined ? {} : { agent }),
-          trialIndex: job.trialIndex,
-          variant: variant.id,
-          task: task.id,
-          ...(forge === undefined ? {} : { forge: forge.access }),
-        }),
-        abandoned,
-      ]);
-      if (outcome === "abandoned") {
-        evidence.harnessFailure = {
-          reason: "executor_unresponsive",
-          message: `the ${context.executor.host} executor did not return within its ${experiment.runtime.timeoutMs} ms timeout plus ${graceMs} ms; the trial was abandoned`,
-        };
-      } else {
-        evidence.receipt = outcome;
-      }
-    } catch (error) {
-      evidence.harnessFailure = { reason: "executor_threw", message: errorText(error) };
-    } finally {
-      clearTimeout(guardTimer);
+      return;
     }
-    decisions = policy.decisions();
-    toolUse = policy.toolUse();
-  }
-
-  // The forge's state is read once the agent stopped (and before grading, which needs it).
-  if (forge !== undefined && forgeEvidence !== undefined) {
-    if (!evidence.harnessFailure)
-      try {
-        const captured = await forge.capture();
-        forgeEvidence.after = captured.after;
-        forgeEvidence.writeLog = captured.writeLog;
-      } catch (error) {
-        evidence.harnessFailure = {
-          reason: "forge_failed",
-          message: `cannot read the trial's forge after the agent: ${errorText(error)}`,
-        };
-      }
-    await forge.close().catch((error: unknown) => {
-      stderrNotes.push(`harness: the trial's forge did not close cleanly: ${errorText(error)}`);
-    });
-  }
-
-  let afterTree: TreeSnapshot | undefined;
-  const gradable = () =>
-    workspace !== undefined &&
-    !evidence.harnessFailure &&
-    evidence.receipt?.status !== "infra_error" &&
-    evidence.receipt?.status !== "aborted";
-  if (workspace && !evidence.harnessFailure) {
-    try {
-      const after = await snapshotTree(workspace.root, { mode: "trial" });
-      afterTree = after;
-      // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
-      // harness's own snapshots cannot. A fixture file that changed or vanished is always
-      // counted, whatever git says.
-      const drift = diffSnapshots(context.fixtureSnapshot, after);
-      const unpatchable = unpatchableEntries(after);
-      const changedBytes = bytesOf(after, [...drift.added, ...drift.modified]);
-      if (unpatchable.length === 0 && changedBytes > MAX_CHANGED_BYTES) {
-        changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
-        if (gradable())
-          evidence.grades = [
-            integrityGrade(
-              "patchable",
-              `the trial added or changed ${changedBytes} bytes of files; a patch carries at most ${MAX_CHANGED_BYTES}`,
-            ),
-          ];
-      } else if (unpatchable.length > 0) {
-        changedFiles = [...drift.added, ...drift.modified, ...drift.deleted].sort();
-        if (gradable())
-          evidence.grades = [
-            integrityGrade(
-              "patchable",
-              `the trial left what no patch can carry: ${unpatchable
-                .slice(0, 10)
-                .map((entry) => `${entry.path} ${entry.reason}`)
-                .join("; ")}`,
-              { entries: unpatchable.slice(0, 100) },
-            ),
-          ];
-      } else {
-        const patch = await workspace.capturePatch();
-        changedFiles = patch.changedFiles;
-        const unreported = [...drift.modified, ...drift.deleted].filter(
-          (f) => !changedFiles.includes(f),
-        );
-        if (unreported.length > 0) {
-          changedFiles = [...changedFiles, ...unreported].sort();
-          stderrNotes.push(
-            `harness: files changed that git did not report (counted as changed): ${unreported.join(", ")}`,
-          );
-        }
-        patchBytes = patch.patchBytes;
-        const scrubbed = scrubPatchBytes(patch.patchBytes, [
-          [workspace.root, "<trial-root>"],
-          [workspace.realRoot, "<trial-root>"],
-          ...context.secretValues.map((secret) => [secret, "[REDACTED]"] as const),
-        ]);
-        storedPatch = scrubbed.bytes;
-        patchRedacted = scrubbed.redacted;
-      }
-    } catch (error) {
-      // Between the baseline and now only the trial has touched its workspace: whatever keeps
-      // the harness from listing or capturing it (a .git deleted or replaced, a name git
-      // refuses, one that is not UTF-8, a tree deeper than a path can name, millions of files)
-      // is the trial's failure, never an infrastructure error it could have retried.
-      if (gradable())
-        evidence.grades = [
-          isWorkspaceError(error) && error.code === "patch-failed" && error.causedByTrial
-            ? integrityGrade(
-                "repository-intact",
-                `the trial damaged its repository: ${error.message}`,
-              )
-            : integrityGrade(
-                "patchable",
-                `the harness cannot list or capture what the trial left: ${errorText(error)}`,
-              ),
-        ];
+    if (unpatchable.length > 0) {
+      state.changedFiles = drifted();
+      fail(
+        integrityGrade(
+          "patchable",
+          `the trial left what no patch can carry: ${unpatchable
+            .slice(0, 10)
+            .map((entry) => `${entry.path} ${entry.reason}`)
+            .join("; ")}`,
+          { entries: unpatchable.slice(0, 100) },
+        ),
+      );
+      return;
     }
-  }
-
-  // Everything of the agent's workspace that counts is captured: from here on only the patch
-  // matters, graded on a fresh copy of the fixture.
-  if (workspace) {
-    await workspace.cleanup().catch(() => {});
-    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
-  }
-
-  let gradingError: string | null = null;
-  if (gradable() && evidence.grades === undefined) {
-    const graded = await gradePatch({
-      task,
-      graders: context.graders,
-      fixtureSnapshot: context.fixtureSnapshot,
-      patch: patchBytes ?? new Uint8Array(),
-      changedFiles,
-      finalText: evidence.receipt?.finalText ?? "",
-      ...(forgeEvidence?.after === undefined ? {} : { forgeState: forgeEvidence.after }),
-      sandbox: context.sandbox,
-      ...(context.baseline ? { baseline: context.baseline } : {}),
-      ...(context.tempParent ? { tempParent: context.tempParent } : {}),
-      beforeCreate: async (tempDir) => {
-        await markWorkspace(context.artifactDir, tempDir);
-        held.tempDir = tempDir;
-      },
-      ...(afterTree ? { expectedTree: afterTree } : {}),
-      ...(context.signal ? { signal: context.signal } : {}),
-    });
-    workspaceScrubs.push(graded.scrubPaths);
-    evidence.grades = graded.grades;
-    if (graded.harnessFailure) {
-      evidence.harnessFailure = graded.harnessFailure;
-      gradingError = graded.harnessFailure.message;
+    const patch = await workspace.capturePatch();
+    state.changedFiles = patch.changedFiles;
+    const unreported = [...drift.modified, ...drift.deleted].filter(
+      (f) => !state.changedFiles.includes(f),
+    );
+    if (unreported.length > 0) {
+      state.changedFiles = [...state.changedFiles, ...unreported].sort();
+      state.stderrNotes.push(
+        `harness: files changed that git did not report (counted as changed): ${unreported.join(", ")}`,
+      );
     }
-    await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
+    state.patchBytes = patch.patchBytes;
+    const scrubbed = scrubPatchBytes(patch.patchBytes, [
+      [workspace.root, "<trial-root>"],
+      [workspace.realRoot, "<trial-root>"],
+      ...context.secretValues.map((secret) => [secret, "[REDACTED]"] as const),
+    ]);
+    state.storedPatch = scrubbed.bytes;
+    state.patchRedacted = scrubbed.redacted;
+  } catch (error) {
+    // Between the baseline and now only the trial has touched its workspace: whatever keeps
+    // the harness from listing or capturing it (a .git deleted or replaced, a name git
+    // refuses, one that is not UTF-8, a tree deeper than a path can name, millions of files)
+    // is the trial's failure, never an infrastructure error it could have retried.
+    fail(
+      isWorkspaceError(error) && error.code === "patch-failed" && error.causedByTrial
+        ? integrityGrade("repository-intact", `the trial damaged its repository: ${error.message}`)
+        : integrityGrade(
+            "patchable",
+            `the harness cannot list or capture what the trial left: ${errorText(error)}`,
+          ),
+    );
   }
+}
 
+/** The graders on the captured patch, through the one grading path run and regrade share. */
+async function gradeChange(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
+  if (!gradable(state, held) || state.evidence.grades !== undefined) return;
+  const graded = await gradePatch({
+    task: context.task,
+    graders: context.graders,
+    fixtureSnapshot: context.fixtureSnapshot,
+    patch: state.patchBytes ?? new Uint8Array(),
+    changedFiles: state.changedFiles,
+    finalText: state.evidence.receipt?.finalText ?? "",
+    ...(state.forgeEvidence?.after === undefined ? {} : { forgeState: state.forgeEvidence.after }),
+    sandbox: context.sandbox,
+    ...(context.baseline ? { baseline: context.baseline } : {}),
+    ...(context.tempParent ? { tempParent: context.tempParent } : {}),
+    beforeCreate: async (tempDir) => {
+      await markWorkspace(context.artifactDir, tempDir);
+      held.tempDir = tempDir;
+    },
+    ...(state.afterTree ? { expectedTree: state.afterTree } : {}),
+    ...(context.signal ? { signal: context.signal } : {}),
+  });
+  state.workspaceScrubs.push(graded.scrubPaths);
+  state.evidence.grades = graded.grades;
+  if (graded.harnessFailure) {
+    state.evidence.harnessFailure = graded.harnessFailure;
+    state.gradingError = graded.harnessFailure.message;
+  }
+  await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
+}
+
+/** The trial's metrics (judged by classifyTrial), and its stderr notes. */
+function describeTrial(context: TrialContext, state: TrialState): TrialMetrics {
+  const { evidence, scrubber } = state;
   const classification = classifyTrial(evidence);
   const receipt = evidence.receipt;
-  const metrics: TrialMetrics = {
+  if (receipt?.error) state.stderrNotes.push(`executor: ${receipt.error}`);
+  if (evidence.harnessFailure)
+    state.stderrNotes.push(
+      `harness: ${evidence.harnessFailure.reason}: ${evidence.harnessFailure.message}`,
+    );
+  return {
     schemaVersion: TRIAL_METRICS_VERSION,
-    task: task.id,
-    variant: variant.id,
-    trial: job.trialIndex,
-    seq: job.seq,
+    task: context.task.id,
+    variant: context.variant.id,
+    trial: context.job.trialIndex,
+    seq: context.job.seq,
     outcome: classification.outcome,
     infraReason: classification.infraReason,
-    explanation: scrub(classification.explanation),
+    explanation: scrubber.text(classification.explanation),
     receiptStatus: receipt?.status ?? null,
     score: classification.score,
     gradePassed: classification.gradePassed,
     graders: graderResults(evidence.grades ?? []),
-    changedFiles,
-    patchBytes: patchBytes?.length ?? null,
-    patchRedacted,
-    durationMs: Math.round(performance.now() - started),
+    changedFiles: state.changedFiles,
+    patchBytes: state.patchBytes?.length ?? null,
+    patchRedacted: state.patchRedacted,
+    durationMs: Math.round(performance.now() - state.started),
     agentWallTimeMs: receipt ? Math.round(receipt.wallTimeMs) : null,
     tokens: receipt?.tokens ?? null,
     costUsd: receipt?.costUsd ?? null,
@@ -478,80 +576,58 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
       ? costEquivalentTokens(receipt.executor.host, receipt.tokens)
       : null,
     toolCalls: receipt?.toolCalls ?? null,
-    toolUse: toolUse === null ? null : toolUseCounts(toolUse),
-    permissionDenials: decisions.filter((d) => d.decision === "deny").length,
+    toolUse: state.toolUse === null ? null : toolUseCounts(state.toolUse),
+    permissionDenials: state.decisions.filter((d) => d.decision === "deny").length,
     retriedAttempts: context.retriedAttempts ?? [],
   };
-  if (receipt?.error) stderrNotes.push(`executor: ${receipt.error}`);
-  if (evidence.harnessFailure)
-    stderrNotes.push(
-      `harness: ${evidence.harnessFailure.reason}: ${evidence.harnessFailure.message}`,
-    );
-  stderrNotes = stderrNotes.map(scrub);
+}
 
+/** Every file of the trial's folder but metrics.json, masked; none is written if one cannot be made. */
+async function writeTrialFiles(context: TrialContext, state: TrialState): Promise<void> {
+  const { evidence, scrubber } = state;
+  const receipt = evidence.receipt;
   const validation: ValidationDocument = {
     schemaVersion: VALIDATION_VERSION,
     grades: evidence.grades ?? [],
-    error: gradingError === null ? null : scrub(gradingError),
+    error: state.gradingError === null ? null : scrubber.text(state.gradingError),
   };
   const storedReceipt: RuntimeReceipt | null = receipt ? { ...receipt, trace: [] } : null;
-  const clean = scrubber.value;
-  const json = (value: unknown) => `${JSON.stringify(clean(value), null, 2)}\n`;
-
-  await mkdir(context.artifactDir, { recursive: true });
-  const write = (name: string, content: string | Uint8Array) =>
-    writeFile(join(context.artifactDir, name), content);
+  const json = (value: unknown) => `${JSON.stringify(scrubber.value(value), null, 2)}\n`;
+  const stderrNotes = state.stderrNotes.map(scrubber.text);
   // Every file's content is made before the first write: a value that cannot be serialized then
   // throws before anything is written, instead of leaving writes racing the runner's record.
   const files: Array<[string, string | Uint8Array]> = [
-    ["prompt.txt", scrub(prompt)],
-    ["response.txt", scrub(receipt?.finalText ?? "")],
+    ["prompt.txt", scrubber.text(state.prompt)],
+    ["response.txt", scrubber.text(receipt?.finalText ?? "")],
     ["stderr.txt", stderrNotes.length > 0 ? `${stderrNotes.join("\n")}\n` : ""],
-    ["patch.diff", storedPatch ?? ""],
+    ["patch.diff", state.storedPatch ?? ""],
     [
       "trace.jsonl",
-      (receipt?.trace ?? []).map((event) => JSON.stringify(clean(event))).join("\n") +
+      (receipt?.trace ?? []).map((event) => JSON.stringify(scrubber.value(event))).join("\n") +
         ((receipt?.trace.length ?? 0) > 0 ? "\n" : ""),
     ],
-    ["permission-decisions.json", json(permissionDecisionsDocument(decisions))],
+    ["permission-decisions.json", json(permissionDecisionsDocument(state.decisions))],
     ["validation.json", json(validation)],
     ["runtime-receipt.json", json(storedReceipt)],
   ];
   // Every trial folder has it (empty when the agent never ran), as every other record.
   const toolUseDocument: ToolUseDocument = {
     schemaVersion: TOOL_USE_VERSION,
-    counts: toolUseCounts(toolUse ?? []),
-    calls: toolUse ?? [],
+    counts: toolUseCounts(state.toolUse ?? []),
+    calls: state.toolUse ?? [],
   };
   files.push(["tool-use.json", json(toolUseDocument)]);
   // A forge trial's evidence: the state the agent started from, the state it left, its writes.
-  if (forgeEvidence !== undefined) {
-    files.push(["forge-before.json", json(forgeEvidence.before)]);
-    if (forgeEvidence.after !== undefined)
-      files.push(["forge-after.json", json(forgeEvidence.after)]);
-    if (forgeEvidence.writeLog !== undefined)
-      files.push(["forge-write-log.json", json(forgeEvidence.writeLog)]);
+  const forge = state.forgeEvidence;
+  if (forge !== undefined) {
+    files.push(["forge-before.json", json(forge.before)]);
+    if (forge.after !== undefined) files.push(["forge-after.json", json(forge.after)]);
+    if (forge.writeLog !== undefined) files.push(["forge-write-log.json", json(forge.writeLog)]);
   }
-  await Promise.all(files.map(([name, content]) => write(name, content)));
-
-  // A workspace that could not be removed keeps its note, so --resume still finds it.
-  await unmarkWorkspaceIfGone(context.artifactDir, held.tempDir);
-  // A trial the user's interruption cut short says nothing about the agent: it stays
-  // unfinished (no metrics.json), and --resume runs it again.
-  if (context.signal?.aborted && metrics.outcome === "infrastructure_error")
-    return { ...metrics, infraReason: "run_aborted" };
-  // metrics.json comes last, whole or not at all: its presence marks a finished trial for
-  // --resume, and its seal covers every file written before it.
-  const cleanMetrics = clean(metrics) as TrialMetrics;
-  const sealed: TrialMetrics = {
-    ...cleanMetrics,
-    seal: await sealRecord(context.artifactDir, cleanMetrics, context.runKey),
-  };
-  await writeFileAtomic(
-    join(context.artifactDir, "metrics.json"),
-    `${JSON.stringify(sealed, null, 2)}\n`,
+  await mkdir(context.artifactDir, { recursive: true });
+  await Promise.all(
+    files.map(([name, content]) => writeFile(join(context.artifactDir, name), content)),
   );
-  return sealed;
 }
 
 /**

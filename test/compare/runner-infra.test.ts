@@ -12,6 +12,7 @@ import {
   validationDocumentSchema,
 } from "../../src/compare/index.js";
 import { createRunKey, defaultStateDir } from "../../src/compare/record-seal.js";
+import { sealTrial } from "../../src/compare/runner.js";
 import { runTrial } from "../../src/compare/trial.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { snapshotTree } from "../../src/workspace/index.js";
@@ -198,7 +199,7 @@ describe("a grader that breaks", () => {
     const task = model.tasks[0]!;
     const variant = model.variants.find((v) => v.id === "fixer")!;
     const artifactDir = join(exp.base, "unit-trial");
-    const metrics = await runTrial({
+    const unsealed = await runTrial({
       experiment: model,
       fixtureSnapshot: await snapshotTree(task.fixtureDir),
       task,
@@ -223,8 +224,9 @@ describe("a grader that breaks", () => {
       secretValues: [],
       tempParent: exp.trialsDir,
       sandbox: await testSandbox(),
-      runKey: await createRunKey(defaultStateDir()),
     });
+    // The caller seals and writes metrics.json, last, as the runner does.
+    const metrics = await sealTrial(artifactDir, unsealed, await createRunKey(defaultStateDir()));
     expect(metrics).toMatchObject({
       outcome: "infrastructure_error",
       infraReason: "grader_failed",
