@@ -33,7 +33,7 @@ import { assembleExperiment } from "./assemble.js";
 import { shareBaselines } from "./baselines.js";
 import { calibrationExperiment } from "./calibrate.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
-import { chooseSandbox } from "./containment.js";
+import { type ChosenSandbox, chooseSandbox } from "./containment.js";
 import type { Experiment, TaskSpec } from "./experiment.js";
 import { gradePatch } from "./grade-patch.js";
 import { type PreparedGrader, prepareGraders } from "./graders.js";
@@ -307,9 +307,7 @@ export async function regradeRun(
 ): Promise<RegradeResult> {
   const outDir = resolve(outDirArg);
   const contractArgs = parseContractArgs(options.graderContracts ?? [], options.cwd);
-  const now = options.now ?? (() => new Date());
-  const startedAt = now().toISOString();
-  const signal = options.signal;
+  const startedAt = (options.now ?? (() => new Date()))().toISOString();
   // A run still writing here, or another regrade choosing the same NNN, must not interleave;
   // and while a run is in progress (or was killed) there is no finished verdict to regrade.
   const lock = createRunLock(outDir, {
@@ -318,6 +316,26 @@ export async function regradeRun(
     manifestPath: await recordedManifestPath(outDir),
   });
   await lock.assertAvailable();
+  const run = await readFinishedRun(outDir);
+  const inputs = await loadRegradeInputs(outDir, run, contractArgs, options);
+  const setup = await prepareRegrade(outDir, run, inputs, options);
+  options.signal?.throwIfAborted();
+  await lock.acquire();
+  try {
+    return await regradeHoldingLock(setup, options, startedAt);
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The finished run in --out: what it recorded, and how far it got when it stopped early. */
+interface FinishedRun {
+  runManifest: RunManifest;
+  previous: VerdictDocument;
+  partialRun: PartialRun | null;
+}
+
+async function readFinishedRun(outDir: string): Promise<FinishedRun> {
   const runManifest = await runFile(outDir, "manifest.json", runManifestSchema, "run manifest", "");
   const previous = await runFile(
     outDir,
@@ -326,7 +344,26 @@ export async function regradeRun(
     "verdict",
     `: the run stopped before it finished; finish it with \`${resumeCommand(outDir, runManifest.manifestPath)}\``,
   );
-  const partialRun = checkRunFinished(outDir, runManifest, previous);
+  return { runManifest, previous, partialRun: checkRunFinished(outDir, runManifest, previous) };
+}
+
+/** The experiment to regrade with (the manifest, today's contracts) and the run's fixtures. */
+interface RegradeInputs {
+  manifestPath: string;
+  loaded: Extract<Awaited<ReturnType<typeof loadManifest>>, { ok: true }>;
+  overrides: ContractOverride[];
+  experiment: Experiment;
+  assembled: Extract<Awaited<ReturnType<typeof assembleExperiment>>, { ok: true }>;
+  fixtureHashes: Record<string, string>;
+  fixtureSnapshots: Map<string, TreeSnapshot>;
+}
+
+async function loadRegradeInputs(
+  outDir: string,
+  { runManifest, previous }: FinishedRun,
+  contractArgs: GraderContractArg[],
+  options: RegradeOptions,
+): Promise<RegradeInputs> {
   const manifestPath = options.manifestPath
     ? resolve(options.manifestPath)
     : runManifest.manifestPath;
@@ -352,12 +389,33 @@ export async function regradeRun(
     ...planned,
     tasks: applyContractOverrides(loaded.experiment.tasks, overrides.value),
   };
-
   const assembled = await assembleExperiment(experiment);
   if (!assembled.ok)
     throw new InvalidInputError(manifestPath, assembled.problems, "cannot assemble the variants");
-  const assembledVariants = assembled.variants;
+  const { fixtureHashes, fixtureSnapshots } = await checkFixtures(
+    experiment,
+    previous,
+    manifestPath,
+  );
+  checkTrialsKnown(experiment, previous, manifestPath);
+  checkTrialFolders(outDir, experiment, previous);
+  return {
+    manifestPath,
+    loaded,
+    overrides: overrides.value,
+    experiment,
+    assembled,
+    fixtureHashes,
+    fixtureSnapshots,
+  };
+}
 
+/** Recorded patches apply only to the fixtures the run used. */
+async function checkFixtures(
+  experiment: Experiment,
+  previous: VerdictDocument,
+  manifestPath: string,
+): Promise<Pick<RegradeInputs, "fixtureHashes" | "fixtureSnapshots">> {
   const fixtureHashes: Record<string, string> = {};
   const fixtureSnapshots = new Map<string, TreeSnapshot>();
   for (const task of experiment.tasks) {
@@ -373,7 +431,15 @@ export async function regradeRun(
       ]);
     }
   }
+  return { fixtureHashes, fixtureSnapshots };
+}
 
+/** Every recorded trial's task and variant must still be in the manifest. */
+function checkTrialsKnown(
+  experiment: Experiment,
+  previous: VerdictDocument,
+  manifestPath: string,
+): void {
   const missing = previous.trials.filter(
     (t) =>
       !experiment.tasks.some((task) => task.id === t.task) ||
@@ -387,27 +453,48 @@ export async function regradeRun(
       },
     ]);
   }
-  checkTrialFolders(outDir, experiment, previous);
+}
 
+/** Everything the regrade holding the lock works from. */
+interface RegradeSetup extends FinishedRun, RegradeInputs {
+  outDir: string;
+  graders: Map<string, PreparedGrader[]>;
+  contracts: RegradeContract[];
+  notes: string[];
+  secretValues: readonly string[];
+  containment: ChosenSandbox;
+  runKey: Awaited<ReturnType<typeof loadRunKey>>;
+  tempParent: string;
+  /** `tempParent` and its real path: a workspace's directory may be named by either. */
+  tempParents: string[];
+}
+
+/** The graders and contracts to regrade with, what changed since the run, the sandbox and key. */
+async function prepareRegrade(
+  outDir: string,
+  run: FinishedRun,
+  inputs: RegradeInputs,
+  options: RegradeOptions,
+): Promise<RegradeSetup> {
+  const { experiment, loaded, overrides, manifestPath } = inputs;
   const graders = new Map<string, PreparedGrader[]>();
   for (const task of experiment.tasks) graders.set(task.id, await prepareGraders(task));
-  const contracts = await describeContracts(outDir, experiment.tasks, graders, overrides.value);
+  const contracts = await describeContracts(outDir, experiment.tasks, graders, overrides);
   const notes = manifestNotes({
-    runManifest,
-    previous,
+    runManifest: run.runManifest,
+    previous: run.previous,
     // The manifest as written: a --grader-contract file is reported on its own line.
     experiment: loaded.experiment,
     manifestHash: `sha256:${loaded.manifestHash.replace(/^sha256:/, "")}`,
-    harnessHash: assembled.harnessHash,
-    fixtureHashes,
+    harnessHash: inputs.assembled.harnessHash,
+    fixtureHashes: inputs.fixtureHashes,
     graders,
-    overrides: overrides.value,
+    overrides,
   });
-  if (partialRun)
+  if (run.partialRun)
     notes.push(
-      `the run stopped early (${stopsBySequentialDesign(experiment) ? "sequential design" : "--stop-early"}) after ${partialRun.ran} of ${partialRun.planned} trials; the new verdict judges those ${partialRun.ran}`,
+      `the run stopped early (${stopsBySequentialDesign(experiment) ? "sequential design" : "--stop-early"}) after ${run.partialRun.ran} of ${run.partialRun.planned} trials; the new verdict judges those ${run.partialRun.ran}`,
     );
-  const secretValues = secretValuesFromEnv(options.env ?? process.env);
   const containment = await chooseSandbox(experiment, {
     ...(options.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -416,171 +503,221 @@ export async function regradeRun(
   });
   const runKey = await loadRunKey(
     options.stateDir ?? defaultStateDir(options.env ?? process.env),
-    runManifest.evidence.runId,
+    run.runManifest.evidence.runId,
   );
   const tempParent = options.tempParent ?? tmpdir();
-  const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
+  return {
+    ...run,
+    ...inputs,
+    outDir,
+    graders,
+    contracts,
+    notes,
+    secretValues: secretValuesFromEnv(options.env ?? process.env),
+    containment,
+    runKey,
+    tempParent,
+    tempParents: [tempParent, await realpath(tempParent).catch(() => tempParent)],
+  };
+}
 
-  signal?.throwIfAborted();
-  await lock.acquire();
+async function regradeHoldingLock(
+  setup: RegradeSetup,
+  options: RegradeOptions,
+  startedAt: string,
+): Promise<RegradeResult> {
+  const { outDir, previous, tempParent } = setup;
+  const signal = options.signal;
+  const dirs = previous.trials.map((trial) => join(outDir, trial.artifactDir));
+  // What a regrade killed mid-way left: its workspaces (noted in the trial folders), its
+  // shared baselines (noted at the top of --out), its half-written verdict files, and the
+  // checks it wrote for a verdict it never finished.
+  for (const dir of [...dirs, outDir]) await removeAbandonedWorkspaces(dir, tempParent);
+  await removeAtomicLeftovers(outDir);
+  const { stem, validationFile } = await nextStem(outDir);
+  const removeChecks = () =>
+    Promise.all(dirs.map((dir) => rm(join(dir, validationFile), { force: true })));
+  await removeChecks();
+
+  const recorded = await readRecordedTrials(setup, dirs);
+  let metrics: TrialMetrics[];
   try {
-    return await regradeHoldingLock();
-  } finally {
-    await lock.release();
-  }
-
-  async function regradeHoldingLock(): Promise<RegradeResult> {
-    const dirs = previous.trials.map((trial) => join(outDir, trial.artifactDir));
-    // What a regrade killed mid-way left: its workspaces (noted in the trial folders), its
-    // shared baselines (noted at the top of --out), its half-written verdict files, and the
-    // checks it wrote for a verdict it never finished.
-    for (const dir of [...dirs, outDir]) await removeAbandonedWorkspaces(dir, tempParent);
-    await removeAtomicLeftovers(outDir);
-    const { stem, validationFile } = await nextStem(outDir);
-    const removeChecks = () =>
-      Promise.all(dirs.map((dir) => rm(join(dir, validationFile), { force: true })));
+    metrics = await regradeTrials(setup, recorded, validationFile, options);
+    signal?.throwIfAborted();
+  } catch (error) {
+    // Stopped (or broken) before the verdict: the checks written so far belong to no verdict.
     await removeChecks();
+    throw error;
+  }
+  const { verdict, summary } = finishRegradeVerdict(setup, metrics, {
+    startedAt,
+    finishedAt: (options.now ?? (() => new Date()))().toISOString(),
+  });
+  if (signal?.aborted) {
+    await removeChecks();
+    signal.throwIfAborted();
+  }
+  // From here the verdict is written whole, even when a signal comes meanwhile.
+  await writeVerdictFiles(outDir, verdict, stem, validationFile);
+  return {
+    stem,
+    previous,
+    verdict,
+    changes: summary.changes,
+    summary,
+    contracts: setup.contracts,
+    notes: setup.notes,
+  };
+}
 
-    // Every recorded trial is read and checked before anything is written.
-    const recorded: RecordedTrial[] = [];
-    const unverified: InputProblem[] = [];
-    for (const [index, trial] of previous.trials.entries()) {
-      const dir = dirs[index] as string;
-      const old = await parsed(join(dir, "metrics.json"), trialMetricsSchema, "trial metrics file");
-      // Only what the run itself wrote is re-graded: a patch.diff or metrics.json changed in
-      // --out since (by hand, or by code that reached it) must not become a verdict.
-      const sealed = await verifyRecord(dir, old, runKey.ok ? runKey.key : undefined);
-      if (!sealed.ok)
-        unverified.push({
-          path: trial.artifactDir,
-          message: runKey.ok ? sealed.reason : `${sealed.reason}: ${runKey.reason}`,
-        });
-      if (
-        old.variant !== trial.variant ||
-        old.task !== trial.task ||
-        old.trial !== trial.trial ||
-        old.seq !== trial.seq
-      )
-        throw new InvalidInputError(join(dir, "metrics.json"), [
-          {
-            path: "(root)",
-            message: `records trial ${old.trial} (seq ${old.seq}) of ${old.variant} on ${old.task}, but verdict.json puts trial ${trial.trial} (seq ${trial.seq}) of ${trial.variant} on ${trial.task} here`,
-          },
-        ]);
-      const receiptValue = await readJsonFile(join(dir, "runtime-receipt.json")).catch(() => null);
-      const receipt = receiptValue === null ? null : runtimeReceiptSchema.safeParse(receiptValue);
-      const task = experiment.tasks.find((t) => t.id === trial.task);
-      // A trial that never reached grading (infrastructure error before or during the run) keeps its
-      // record, and so does one whose patch had secrets or paths masked: it no longer reproduces the trial's files.
-      const gradable =
-        task !== undefined &&
-        receipt?.success === true &&
-        (old.infraReason === null || old.infraReason === "grader_failed") &&
-        !old.patchRedacted;
-      recorded.push({
-        dir,
-        old,
-        regrade: gradable ? { task, receipt: receipt.data } : null,
+/** Every recorded trial, read and checked (its seal, its place) before anything is written. */
+async function readRecordedTrials(
+  setup: RegradeSetup,
+  dirs: readonly string[],
+): Promise<RecordedTrial[]> {
+  const { previous, runKey, experiment, outDir, runManifest, notes } = setup;
+  const recorded: RecordedTrial[] = [];
+  const unverified: InputProblem[] = [];
+  for (const [index, trial] of previous.trials.entries()) {
+    const dir = dirs[index] as string;
+    const old = await parsed(join(dir, "metrics.json"), trialMetricsSchema, "trial metrics file");
+    // Only what the run itself wrote is re-graded: a patch.diff or metrics.json changed in
+    // --out since (by hand, or by code that reached it) must not become a verdict.
+    const sealed = await verifyRecord(dir, old, runKey.ok ? runKey.key : undefined);
+    if (!sealed.ok)
+      unverified.push({
+        path: trial.artifactDir,
+        message: runKey.ok ? sealed.reason : `${sealed.reason}: ${runKey.reason}`,
       });
-      if (old.patchRedacted)
-        notes.push(
-          `${trial.artifactDir}: kept as recorded (its patch.diff had secrets or paths masked)`,
-        );
-    }
-    if (unverified.length > 0)
-      throw new InvalidInputError(
-        outDir,
-        unverified,
-        `${unverified.length} trial record(s) are not the ones this run wrote, so they are not re-graded; \`${resumeCommand(outDir, runManifest.manifestPath)}\` runs them again`,
+    if (
+      old.variant !== trial.variant ||
+      old.task !== trial.task ||
+      old.trial !== trial.trial ||
+      old.seq !== trial.seq
+    )
+      throw new InvalidInputError(join(dir, "metrics.json"), [
+        {
+          path: "(root)",
+          message: `records trial ${old.trial} (seq ${old.seq}) of ${old.variant} on ${old.task}, but verdict.json puts trial ${trial.trial} (seq ${trial.seq}) of ${trial.variant} on ${trial.task} here`,
+        },
+      ]);
+    const receiptValue = await readJsonFile(join(dir, "runtime-receipt.json")).catch(() => null);
+    const receipt = receiptValue === null ? null : runtimeReceiptSchema.safeParse(receiptValue);
+    const task = experiment.tasks.find((t) => t.id === trial.task);
+    // A trial that never reached grading (infrastructure error before or during the run) keeps its
+    // record, and so does one whose patch had secrets or paths masked: it no longer reproduces the trial's files.
+    const gradable =
+      task !== undefined &&
+      receipt?.success === true &&
+      (old.infraReason === null || old.infraReason === "grader_failed") &&
+      !old.patchRedacted;
+    recorded.push({ dir, old, regrade: gradable ? { task, receipt: receipt.data } : null });
+    if (old.patchRedacted)
+      notes.push(
+        `${trial.artifactDir}: kept as recorded (its patch.diff had secrets or paths masked)`,
       );
-
-    const metrics: TrialMetrics[] = new Array(recorded.length);
-    let done = 0;
-    const concurrency = Math.max(1, options.concurrency ?? runManifest.effective.concurrency);
-    const baselines = shareBaselines({
-      enabled: !containment.record.unsafe,
+  }
+  if (unverified.length > 0)
+    throw new InvalidInputError(
       outDir,
-      tempParent,
-      user: "regrade",
-    });
-    try {
-      await runPool(
-        recorded.map((_, index) => index),
-        concurrency,
-        async (index) => {
-          if (signal?.aborted) return;
-          const trial = recorded[index] as RecordedTrial;
-          const result = trial.regrade
+      unverified,
+      `${unverified.length} trial record(s) are not the ones this run wrote, so they are not re-graded; \`${resumeCommand(outDir, runManifest.manifestPath)}\` runs them again`,
+    );
+  return recorded;
+}
+
+/** Grades every recorded trial again (several at once), each task's baseline shared. */
+async function regradeTrials(
+  setup: RegradeSetup,
+  recorded: readonly RecordedTrial[],
+  validationFile: string,
+  options: RegradeOptions,
+): Promise<TrialMetrics[]> {
+  const signal = options.signal;
+  const metrics: TrialMetrics[] = new Array(recorded.length);
+  let done = 0;
+  const concurrency = Math.max(1, options.concurrency ?? setup.runManifest.effective.concurrency);
+  const baselines = shareBaselines({
+    enabled: !setup.containment.record.unsafe,
+    outDir: setup.outDir,
+    tempParent: setup.tempParent,
+    user: "regrade",
+  });
+  try {
+    await runPool(
+      recorded.map((_, index) => index),
+      concurrency,
+      async (index) => {
+        if (signal?.aborted) return;
+        const trial = recorded[index] as RecordedTrial;
+        const snapshot = trial.regrade
+          ? setup.fixtureSnapshots.get(trial.regrade.task.id)!
+          : undefined;
+        const result =
+          trial.regrade && snapshot
             ? await regradeTrial(trial.dir, trial.old, trial.regrade, {
-                graders: graders.get(trial.regrade.task.id) ?? [],
-                fixtureSnapshot: fixtureSnapshots.get(trial.regrade.task.id)!,
-                baseline: await baselines.forTask(
-                  trial.regrade.task,
-                  fixtureSnapshots.get(trial.regrade.task.id)!,
-                ),
-                sandbox: containment.sandbox,
+                graders: setup.graders.get(trial.regrade.task.id) ?? [],
+                fixtureSnapshot: snapshot,
+                baseline: await baselines.forTask(trial.regrade.task, snapshot),
+                sandbox: setup.containment.sandbox,
                 validationFile,
-                tempParent,
-                tempParents,
-                secretValues,
+                tempParent: setup.tempParent,
+                tempParents: setup.tempParents,
+                secretValues: setup.secretValues,
                 ...(signal ? { signal } : {}),
               })
             : await keepTrial(trial.dir, trial.old, validationFile);
-          if (result === null) return;
-          metrics[index] = result;
-          done += 1;
-          options.onProgress?.(done, recorded.length);
-        },
-      );
-      signal?.throwIfAborted();
-    } catch (error) {
-      // Stopped (or broken) before the verdict: the checks written so far belong to no verdict.
-      await removeChecks();
-      throw error;
-    } finally {
-      await baselines.dispose();
-    }
-
-    const built = buildVerdictDocument({
-      experiment,
-      assembled: assembledVariants,
-      metrics,
-      fixturesUnchanged: previous.fixturesUnchanged,
-      evidence: { ...previous.evidence, fixtureHashes },
-      startedAt,
-      finishedAt: now().toISOString(),
-      regradeOf: "verdict.json",
-      retryLimit: previous.infraRetries.limit,
-      containment: containment.record,
-    });
-    if (partialRun && previous.fixturesUnchanged)
-      Object.assign(built, stoppedEarlyStatus(experiment, metrics, partialRun, built));
-    const summary = summarizeRegrade({
-      before: previous.trials,
-      after: built.trials,
-      variants: experiment.variants.map((v) => v.id),
-      baseline: experiment.baseline,
-    });
-    const methodChange = methodChangeOf(experiment, previous);
-    if (methodChange)
-      notes.push(
-        `the run's verdict was decided by a method harnesslab no longer uses (${methodChange.previousMethod}, an interval alone): on the run's own grades the current method decides ${methodChange.statusWithPreviousGrades}, where the run said ${methodChange.previousStatus}; so the new verdict differs partly because of the method, not only because of the new grades`,
-      );
-    const verdict: VerdictDocument = {
-      ...built,
-      resumedTrials: previous.resumedTrials,
-      stoppedEarly: partialRun !== null,
-      graderContracts: contracts.map(({ runContractHash: _run, ...used }) => used),
-      regradeSummary: methodChange ? { ...summary, methodChange } : summary,
-    };
-    if (signal?.aborted) {
-      await removeChecks();
-      signal.throwIfAborted();
-    }
-    // From here the verdict is written whole, even when a signal comes meanwhile.
-    await writeVerdictFiles(outDir, verdict, stem, validationFile);
-    return { stem, previous, verdict, changes: summary.changes, summary, contracts, notes };
+        if (result === null) return;
+        metrics[index] = result;
+        done += 1;
+        options.onProgress?.(done, recorded.length);
+      },
+    );
+  } finally {
+    await baselines.dispose();
   }
+  return metrics;
+}
+
+/** The new verdict on the regraded trials, with what changed since the run's. */
+function finishRegradeVerdict(
+  setup: RegradeSetup,
+  metrics: readonly TrialMetrics[],
+  times: { startedAt: string; finishedAt: string },
+): { verdict: VerdictDocument; summary: RegradeSummary } {
+  const { experiment, previous, partialRun, notes } = setup;
+  const built = buildVerdictDocument({
+    experiment,
+    assembled: setup.assembled.variants,
+    metrics,
+    fixturesUnchanged: previous.fixturesUnchanged,
+    evidence: { ...previous.evidence, fixtureHashes: setup.fixtureHashes },
+    ...times,
+    regradeOf: "verdict.json",
+    retryLimit: previous.infraRetries.limit,
+    containment: setup.containment.record,
+  });
+  if (partialRun && previous.fixturesUnchanged)
+    Object.assign(built, stoppedEarlyStatus(experiment, metrics, partialRun, built));
+  const summary = summarizeRegrade({
+    before: previous.trials,
+    after: built.trials,
+    variants: experiment.variants.map((v) => v.id),
+    baseline: experiment.baseline,
+  });
+  const methodChange = methodChangeOf(experiment, previous);
+  if (methodChange)
+    notes.push(
+      `the run's verdict was decided by a method harnesslab no longer uses (${methodChange.previousMethod}, an interval alone): on the run's own grades the current method decides ${methodChange.statusWithPreviousGrades}, where the run said ${methodChange.previousStatus}; so the new verdict differs partly because of the method, not only because of the new grades`,
+    );
+  const verdict: VerdictDocument = {
+    ...built,
+    resumedTrials: previous.resumedTrials,
+    stoppedEarly: partialRun !== null,
+    graderContracts: setup.contracts.map(({ runContractHash: _run, ...used }) => used),
+    regradeSummary: methodChange ? { ...summary, methodChange } : summary,
+  };
+  return { verdict, summary };
 }
 
 /**
