@@ -107,6 +107,21 @@ export function renderMarkdownReport(
   options: MarkdownReportOptions = {},
 ): string {
   const linkBase = options.linkBase ?? "";
+  return [
+    ...headLines(verdict),
+    ...regradeLines(verdict, linkBase),
+    ...variantLines(verdict),
+    ...tierSection(verdict),
+    ...comparisonLines(verdict, linkBase),
+    ...perTaskLines(verdict),
+    ...retryLines(verdict, linkBase),
+    ...trialLines(verdict, linkBase),
+    ...evidenceLines(verdict),
+  ].join("\n");
+}
+
+/** The status, the reason, the run's setting, and a note for anything that changes how to read it. */
+function headLines(verdict: VerdictDocument): string[] {
   const lines: string[] = [];
   const stats = verdict.statistics;
   const unsafe = unsafeNote(verdict);
@@ -127,9 +142,13 @@ export function renderMarkdownReport(
     lines.push("> **A source fixture changed during the run; no verdict is given.**", "");
   for (const note of [designNote(verdict), budgetNote(verdict), calibrationNote(verdict)])
     if (note !== null) lines.push(`> ${mdText(note)}`, "");
+  return lines;
+}
 
-  lines.push(...regradeLines(verdict, linkBase));
-
+/** Each variant's measures, its degraded components, and pass@k / pass^k. */
+function variantLines(verdict: VerdictDocument): string[] {
+  const lines: string[] = [];
+  const stats = verdict.statistics;
   lines.push("## Variants", "");
   const variantAggs = stats?.aggregates.variants ?? [];
   lines.push(
@@ -174,6 +193,12 @@ export function renderMarkdownReport(
     );
   }
 
+  return lines;
+}
+
+/** Per tier (forge suites): pass rates and means of each tier's tasks. */
+function tierSection(verdict: VerdictDocument): string[] {
+  const lines: string[] = [];
   const tiers = tierRows(verdict);
   if (tiers.length > 0) {
     lines.push("", "## Per tier", "");
@@ -193,93 +218,108 @@ export function renderMarkdownReport(
     );
   }
 
-  if (stats && stats.comparisons.length > 0) {
-    const unjudged = unjudgedTasks(verdict);
-    lines.push("", "## Comparisons with the baseline", "");
+  return lines;
+}
+
+/** Each candidate against the baseline, and the tasks that flipped. */
+function comparisonLines(verdict: VerdictDocument, linkBase: string): string[] {
+  const lines: string[] = [];
+  const stats = verdict.statistics;
+  if (!stats || stats.comparisons.length === 0) return lines;
+  const unjudged = unjudgedTasks(verdict);
+  lines.push("", "## Comparisons with the baseline", "");
+  lines.push(
+    ...table(
+      [
+        "variant",
+        "status",
+        "difference",
+        "interval",
+        "p",
+        "mean score",
+        "mean cost",
+        "cost ratio",
+        "flipped tasks",
+      ],
+      stats.comparisons.map((c) => {
+        const notJudged = unjudged.filter((u) => u.variant === c.variant).length;
+        return [
+          mdText(c.variant),
+          c.status,
+          signedPoints(c.difference),
+          c.interval
+            ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
+            : "—",
+          ((p) => (p.source === "" ? p.p : `${p.p} (${p.source})`))(comparisonP(c)),
+          `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
+          `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
+          c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
+          (c.flippedTasks.length > 0
+            ? c.flippedTasks.map((f) => mdText(f.task)).join(", ")
+            : "none") + (notJudged > 0 ? ` (${notJudged} task(s) not judged)` : ""),
+        ];
+      }),
+    ),
+  );
+  lines.push("");
+  for (const c of stats.comparisons) lines.push(`- **${mdText(c.variant)}**: ${mdText(c.reason)}`);
+  const disagreements = disagreementNotes(verdict);
+  if (disagreements.length > 0) lines.push("", ...disagreements.map((n) => `> ${mdText(n)}`));
+
+  lines.push("", "## Tasks that flipped", "");
+  const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
+  if (flips.length === 0) {
+    lines.push(mdText(noFlipSentence(verdict, unjudged)));
+  } else {
     lines.push(
       ...table(
-        [
-          "variant",
-          "status",
-          "difference",
-          "interval",
-          "p",
-          "mean score",
-          "mean cost",
-          "cost ratio",
-          "flipped tasks",
-        ],
-        stats.comparisons.map((c) => {
-          const notJudged = unjudged.filter((u) => u.variant === c.variant).length;
-          return [
-            mdText(c.variant),
-            c.status,
-            signedPoints(c.difference),
-            c.interval
-              ? `${signedPoints(c.interval.lower)} to ${signedPoints(c.interval.upper)} (${levelPercent(c.interval.level)}%, ${c.interval.method})`
-              : "—",
-            ((p) => (p.source === "" ? p.p : `${p.p} (${p.source})`))(comparisonP(c)),
-            `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
-            `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
-            c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
-            (c.flippedTasks.length > 0
-              ? c.flippedTasks.map((f) => mdText(f.task)).join(", ")
-              : "none") + (notJudged > 0 ? ` (${notJudged} task(s) not judged)` : ""),
-          ];
-        }),
+        ["variant", "task", "direction", "baseline pass rate", "variant pass rate"],
+        flips.map(({ c, f }) => [
+          mdText(c.variant),
+          mdText(f.task),
+          f.direction === "improved" ? "improved (fail → pass)" : "regressed (pass → fail)",
+          percent(f.baselinePassRate),
+          percent(f.variantPassRate),
+        ]),
       ),
     );
-    lines.push("");
-    for (const c of stats.comparisons)
-      lines.push(`- **${mdText(c.variant)}**: ${mdText(c.reason)}`);
-    const disagreements = disagreementNotes(verdict);
-    if (disagreements.length > 0) lines.push("", ...disagreements.map((n) => `> ${mdText(n)}`));
-
-    lines.push("", "## Tasks that flipped", "");
-    const flips = stats.comparisons.flatMap((c) => c.flippedTasks.map((f) => ({ c, f })));
-    if (flips.length === 0) {
-      lines.push(mdText(noFlipSentence(verdict, unjudged)));
-    } else {
+    lines.push(...flipTrialLines(verdict, linkBase));
+  }
+  if (unjudged.length > 0) {
+    lines.push("", "Not judged (a side has no completed trial on the task):", "");
+    for (const u of unjudged)
       lines.push(
-        ...table(
-          ["variant", "task", "direction", "baseline pass rate", "variant pass rate"],
-          flips.map(({ c, f }) => [
-            mdText(c.variant),
-            mdText(f.task),
-            f.direction === "improved" ? "improved (fail → pass)" : "regressed (pass → fail)",
-            percent(f.baselinePassRate),
-            percent(f.variantPassRate),
-          ]),
-        ),
+        `- ${mdText(u.task)} · ${mdText(u.variant)} vs ${mdText(u.baseline)}: ${mdText(unjudgedReason(u))}`,
       );
-      lines.push(...flipTrialLines(verdict, linkBase));
-    }
-    if (unjudged.length > 0) {
-      lines.push("", "Not judged (a side has no completed trial on the task):", "");
-      for (const u of unjudged)
-        lines.push(
-          `- ${mdText(u.task)} · ${mdText(u.variant)} vs ${mdText(u.baseline)}: ${mdText(unjudgedReason(u))}`,
-        );
-    }
   }
+  return lines;
+}
 
-  if (stats) {
-    lines.push("", "## Per task", "");
-    const rows: string[][] = [];
-    for (const task of verdict.tasks)
-      for (const variant of verdict.variants)
-        rows.push([
-          mdText(task),
-          variantName(variant.id, variant.isBaseline),
-          ...measureRow(
-            measureTexts(
-              stats.aggregates.cells.find((c) => c.task === task && c.variant === variant.id),
-            ),
+/** Each task's measures per variant. */
+function perTaskLines(verdict: VerdictDocument): string[] {
+  const lines: string[] = [];
+  const stats = verdict.statistics;
+  if (!stats) return lines;
+  lines.push("", "## Per task", "");
+  const rows: string[][] = [];
+  for (const task of verdict.tasks)
+    for (const variant of verdict.variants)
+      rows.push([
+        mdText(task),
+        variantName(variant.id, variant.isBaseline),
+        ...measureRow(
+          measureTexts(
+            stats.aggregates.cells.find((c) => c.task === task && c.variant === variant.id),
           ),
-        ]);
-    lines.push(...table(["task", "variant", ...MEASURE_COLUMNS], rows));
-  }
+        ),
+      ]);
+  lines.push(...table(["task", "variant", ...MEASURE_COLUMNS], rows));
+  return lines;
+}
 
+/** Trials retried after infrastructure errors, attempt by attempt. */
+function retryLines(verdict: VerdictDocument, linkBase: string): string[] {
+  const lines: string[] = [];
   const trials = readingOrder(verdict);
   const retries = verdict.infraRetries;
   if (retries.trialsRetried > 0) {
@@ -311,6 +351,13 @@ export function renderMarkdownReport(
     );
   }
 
+  return lines;
+}
+
+/** Every trial with its outcome, measures and folder. */
+function trialLines(verdict: VerdictDocument, linkBase: string): string[] {
+  const lines: string[] = [];
+  const trials = readingOrder(verdict);
   lines.push("", "## Trials", "");
   lines.push(
     ...table(
@@ -347,7 +394,12 @@ export function renderMarkdownReport(
       "",
       "Forge tasks' trial folders also hold `forge-before.json` and `forge-after.json` (the repository's issues and pull requests before and after the agent) and `forge-write-log.json` (every write it made); a failed forge trial's explanation names what the task asked for and is not done, then the collateral changes.",
     );
-  lines.push(
+  return lines;
+}
+
+/** The hashes the verdict rests on, and when the run ran. */
+function evidenceLines(verdict: VerdictDocument): string[] {
+  return [
     "",
     "## Evidence",
     "",
@@ -361,8 +413,7 @@ export function renderMarkdownReport(
     "",
     "One task is not proof of a general improvement, and agents are nondeterministic: read the interval, not just the status.",
     "",
-  );
-  return lines.join("\n");
+  ];
 }
 
 /** Each flipped task's trials of both variants, linked to their folders (verdicts that list them). */
