@@ -9,6 +9,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createRunKey, defaultStateDir } from "../src/compare/evidence/record-seal.js";
 import {
   assembleExperiment,
   type Experiment,
@@ -16,9 +17,8 @@ import {
   loadManifest,
   runExperiment,
 } from "../src/compare/index.js";
-import { createRunKey, defaultStateDir } from "../src/compare/record-seal.js";
-import { sealTrial } from "../src/compare/runner.js";
-import { runTrial } from "../src/compare/trial.js";
+import { sealTrial } from "../src/compare/run/runner.js";
+import { runTrial } from "../src/compare/trial/trial.js";
 import { ScriptedExecutor } from "../src/exec/index.js";
 import { snapshotTree } from "../src/workspace/index.js";
 import { testSandbox } from "../test/support/sandbox.js";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { regradeRun } from "../../src/compare/index.js";
-import { REGRADE_WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
+import { REGRADE_WORKSPACE_MARKER } from "../../src/compare/run/workspace-marker.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
 import {
   listFiles,

@@ -1,8 +1,11 @@
 // Which grader failures are the environment's (an infrastructure error) and which the agent's.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { gradeInfrastructureProblem, type PreparedGrader } from "../../src/compare/graders.js";
 import { loadHarnessCatalog, loadManifest } from "../../src/compare/index.js";
+import {
+  gradeInfrastructureProblem,
+  type PreparedGrader,
+} from "../../src/compare/trial/graders.js";
 import type { Grade } from "../../src/graders/index.js";
 import { runHarness } from "../support/cli.js";
 import { makeExperiment, syntheticManifest } from "../support/experiment.js";

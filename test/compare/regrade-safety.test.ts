@@ -12,7 +12,7 @@ import {
   type VerdictDocument,
   verdictDocumentSchema,
 } from "../../src/compare/index.js";
-import { REGRADE_WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
+import { REGRADE_WORKSPACE_MARKER } from "../../src/compare/run/workspace-marker.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { InvalidInputError } from "../../src/shared/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";

@@ -25,8 +25,11 @@ import {
   trialArtifactDir,
   type VerdictDocument,
 } from "../../src/compare/index.js";
-import { differingInputs } from "../../src/compare/run-inputs.js";
-import { REGRADE_WORKSPACE_MARKER, WORKSPACE_MARKER } from "../../src/compare/workspace-marker.js";
+import { differingInputs } from "../../src/compare/run/run-inputs.js";
+import {
+  REGRADE_WORKSPACE_MARKER,
+  WORKSPACE_MARKER,
+} from "../../src/compare/run/workspace-marker.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";
 import { runHarness } from "../support/cli.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TrialMetrics } from "../../src/compare/index.js";
-import { archiveAttempt, prepareTrialFolder } from "../../src/compare/retry.js";
+import { archiveAttempt, prepareTrialFolder } from "../../src/compare/run/retry.js";
 
 const FILES = ["patch.diff", "stderr.txt", "trace.jsonl"];
 

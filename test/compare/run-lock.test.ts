@@ -7,7 +7,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ExperimentInputError } from "../../src/compare/index.js";
-import { createRunLock, RUN_LOCK_FILE } from "../../src/compare/run-lock.js";
+import { createRunLock, RUN_LOCK_FILE } from "../../src/compare/run/run-lock.js";
 
 let dir: string;
 

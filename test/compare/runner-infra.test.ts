@@ -5,15 +5,15 @@ import { renameSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createRunKey, defaultStateDir } from "../../src/compare/evidence/record-seal.js";
 import {
   assembleExperiment,
   type RunProgress,
   trialMetricsSchema,
   validationDocumentSchema,
 } from "../../src/compare/index.js";
-import { createRunKey, defaultStateDir } from "../../src/compare/record-seal.js";
-import { sealTrial } from "../../src/compare/runner.js";
-import { runTrial } from "../../src/compare/trial.js";
+import { sealTrial } from "../../src/compare/run/runner.js";
+import { runTrial } from "../../src/compare/trial/trial.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import { snapshotTree } from "../../src/workspace/index.js";
 import { listTree } from "../fixtures/manifests/workspace.js";

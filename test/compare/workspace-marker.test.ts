@@ -10,7 +10,7 @@ import {
   removeAbandonedWorkspaces,
   unmarkWorkspaceIfGone,
   WORKSPACE_MARKER,
-} from "../../src/compare/workspace-marker.js";
+} from "../../src/compare/run/workspace-marker.js";
 
 let base: string;
 let trialDir: string;

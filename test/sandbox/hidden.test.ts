@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { alwaysHidden } from "../../src/compare/containment.js";
+import { alwaysHidden } from "../../src/compare/run/containment.js";
 import { bwrapArgs, type HostLayout } from "../../src/sandbox/bwrap-args.js";
 import { createBwrapSandbox, detectSandbox } from "../../src/sandbox/index.js";
 

@@ -14,7 +14,7 @@ import type {
   VariantSpec,
   VerdictPolicy,
 } from "../experiment.js";
-import { plannedOrder } from "../plan.js";
+import { plannedOrder } from "../run/plan.js";
 import { parseAgentReference } from "./agents.js";
 import { normalizeChangeSurfacePath } from "./paths.js";
 import type { HarnessCompareV1 } from "./schema-v1.js";

@@ -1,8 +1,8 @@
 // The composition catalog of real `.harness` files, built with the compiler: what
 // `loadManifest` checks variants against when the caller passes `loadCatalog`.
 import { dirname } from "node:path";
-import { compileHarnessFiles } from "../assemble.js";
 import { FORGE_ACCESS_SETTING } from "../experiment.js";
+import { compileHarnessFiles } from "../run/assemble.js";
 import type { CatalogLoadResult, CompositionCatalog } from "./compositions.js";
 
 /**

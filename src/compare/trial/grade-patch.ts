@@ -3,10 +3,10 @@
 // and everything it started are gone. Nothing the trial left in its own workspace (a daemon, a
 // file git was told to ignore, a FIFO, a fixture changed and restored) can reach a grade.
 
-import type { TrialInfraReason } from "../artifacts/index.js";
-import type { Grade, GradeCheck } from "../graders/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import type { RepoState } from "../scoring/index.js";
+import type { TrialInfraReason } from "../../artifacts/index.js";
+import type { Grade, GradeCheck } from "../../graders/index.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
+import type { RepoState } from "../../scoring/index.js";
 import {
   applyPatch,
   createTrialWorkspace,
@@ -16,8 +16,8 @@ import {
   type TreeSnapshot,
   type TrialWorkspace,
   treeDifferences,
-} from "../workspace/index.js";
-import type { TaskSpec } from "./experiment.js";
+} from "../../workspace/index.js";
+import type { TaskSpec } from "../experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
 
 /** The grader id of the harness's own checks on a trial's change, before any task grader. */

@@ -1,9 +1,9 @@
 // `compare run --calibrate`: an A/A run. The baseline runs against a copy of itself, so every
 // difference between them is noise; the verdict then says how often the policy would claim one.
 
-import type { Calibration } from "../artifacts/index.js";
-import { calibrateNoise, type TrialRecord, type VerdictOptions } from "../stats/index.js";
-import type { Experiment } from "./experiment.js";
+import type { Calibration } from "../../artifacts/index.js";
+import { calibrateNoise, type TrialRecord, type VerdictOptions } from "../../stats/index.js";
+import type { Experiment } from "../experiment.js";
 import { mulberry32 } from "./prng.js";
 
 /**

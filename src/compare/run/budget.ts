@@ -1,6 +1,6 @@
 // Budgets for a run (`--max-cost-usd`, `--max-tokens`): before a trial starts, would it be
 // possible for it to go over? Pure: the runner tells it what finished and what is running.
-import type { BudgetStop, TrialMetrics } from "../artifacts/index.js";
+import type { BudgetStop, TrialMetrics } from "../../artifacts/index.js";
 
 export interface BudgetLimits {
   /** Stop starting trials once the next one could take the USD spent past this. */

@@ -8,8 +8,8 @@ import {
   type TrialInfraReason,
   type TrialMetrics,
   trialMetricsSchema,
-} from "../artifacts/index.js";
-import { readValidJsonFile } from "../shared/index.js";
+} from "../../artifacts/index.js";
+import { readValidJsonFile } from "../../shared/index.js";
 
 /** The folder, inside a trial's folder, that keeps its earlier attempts. */
 export const ATTEMPTS_DIR = "attempts";

@@ -14,21 +14,21 @@ import {
   type TrialMetrics,
   VALIDATION_VERSION,
   type ValidationDocument,
-} from "../artifacts/index.js";
-import type { Executor, RuntimeReceipt } from "../exec/index.js";
-import { permissionDecisionsDocument, promptWithPreamble } from "../exec/index.js";
-import type { WriteLogEntry } from "../forge/index.js";
-import type { Grade } from "../graders/index.js";
-import { costEquivalentTokens } from "../hosts/index.js";
+} from "../../artifacts/index.js";
+import type { Executor, RuntimeReceipt } from "../../exec/index.js";
+import { permissionDecisionsDocument, promptWithPreamble } from "../../exec/index.js";
+import type { WriteLogEntry } from "../../forge/index.js";
+import type { Grade } from "../../graders/index.js";
+import { costEquivalentTokens } from "../../hosts/index.js";
 import {
   createToolPolicy,
   type PolicyDecisionRecord,
   TOOL_USE_KINDS,
   type ToolUse,
-} from "../policy/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import type { RepoState } from "../scoring/index.js";
-import { replaceLongestFirst } from "../shared/index.js";
+} from "../../policy/index.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
+import type { RepoState } from "../../scoring/index.js";
+import { replaceLongestFirst } from "../../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
@@ -38,15 +38,15 @@ import {
   type TreeSnapshot,
   type TrialWorkspace,
   unpatchableEntries,
-} from "../workspace/index.js";
-import type { AssembledVariant } from "./assemble.js";
+} from "../../workspace/index.js";
+import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "../experiment.js";
+import type { AssembledVariant } from "../run/assemble.js";
+import { markWorkspace, unmarkWorkspaceIfGone } from "../run/workspace-marker.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
-import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "./experiment.js";
 import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
 import { type ArtifactScrubber, artifactScrubber, graderResults } from "./trial-record.js";
-import { markWorkspace, unmarkWorkspaceIfGone } from "./workspace-marker.js";
 
 export interface TrialContext {
   /** The task's fixture as snapshotted before the run: what every trial starts from. */

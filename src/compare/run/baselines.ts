@@ -13,8 +13,8 @@ import {
   createBaselineArea,
   type SharedBaseline,
   type TreeSnapshot,
-} from "../workspace/index.js";
-import type { TaskSpec } from "./experiment.js";
+} from "../../workspace/index.js";
+import type { TaskSpec } from "../experiment.js";
 import { markWorkspace, unmarkWorkspaceIfGone, type WorkspaceUser } from "./workspace-marker.js";
 
 export interface SharedBaselines {

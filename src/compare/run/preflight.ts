@@ -3,15 +3,15 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
-import { type HostId, hostReadiness } from "../exec/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import type { InputProblem } from "../shared/index.js";
+import { type HostId, hostReadiness } from "../../exec/index.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
+import type { InputProblem } from "../../shared/index.js";
+import { ExperimentInputError } from "../errors.js";
+import type { Experiment } from "../experiment.js";
+import { checkOutDir } from "../manifest/index.js";
+import { type PreparedGrader, prepareGraders } from "../trial/graders.js";
 import { type AssembledVariant, assembleExperiment } from "./assemble.js";
 import { type ChosenSandbox, chooseSandbox } from "./containment.js";
-import { ExperimentInputError } from "./errors.js";
-import type { Experiment } from "./experiment.js";
-import { type PreparedGrader, prepareGraders } from "./graders.js";
-import { checkOutDir } from "./manifest/index.js";
 
 export interface PreflightOptions {
   /** Where the run would write; checked when given. */

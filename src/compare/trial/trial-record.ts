@@ -2,11 +2,11 @@
 // temporary paths and credentials are masked in everything stored, which checks a grader failed,
 // and the words of a verdict that stopped early.
 import { join, sep } from "node:path";
-import type { TrialMetrics } from "../artifacts/index.js";
-import { redact, redactText } from "../exec/index.js";
-import type { Grade } from "../graders/index.js";
-import { escapeRegExp } from "../shared/index.js";
-import { TRIAL_TEMP_PREFIX } from "../workspace/index.js";
+import type { TrialMetrics } from "../../artifacts/index.js";
+import { redact, redactText } from "../../exec/index.js";
+import type { Grade } from "../../graders/index.js";
+import { escapeRegExp } from "../../shared/index.js";
+import { TRIAL_TEMP_PREFIX } from "../../workspace/index.js";
 
 /** A grader's line in a trial's metrics: its score, whether it passed, the checks it failed. */
 export function graderResults(grades: readonly Grade[]): TrialMetrics["graders"] {

@@ -4,19 +4,19 @@
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { QODER_NOT_CONTAINABLE } from "../exec/index.js";
+import { QODER_NOT_CONTAINABLE } from "../../exec/index.js";
 import {
   type CommandSandbox,
   createBwrapSandbox,
   createUnsandboxed,
   detectSandbox,
-} from "../sandbox/index.js";
-import { ExperimentInputError } from "./errors.js";
-import type { Experiment } from "./experiment.js";
-import { defaultStateDir } from "./record-seal.js";
+} from "../../sandbox/index.js";
+import { ExperimentInputError } from "../errors.js";
+import { defaultStateDir } from "../evidence/record-seal.js";
+import type { Experiment } from "../experiment.js";
 
 /** The installed harnesslab package (`dist/` and the sources beside it): no command may read it. */
-const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** How a run's trials were contained, as verdict.json and manifest.json record it. */
 export interface ContainmentRecord {

@@ -1,7 +1,7 @@
 // What a regrade changed (pure): which trials moved and which way, how each variant's pass rate
 // moved, and what `compare regrade` prints about it (the change lines are rendered by report).
-import type { RegradeSummary, VerdictTrial } from "../artifacts/index.js";
-import { formatChangeLine, formatTrialChanges } from "../report/index.js";
+import type { RegradeSummary, VerdictTrial } from "../../artifacts/index.js";
+import { formatChangeLine, formatTrialChanges } from "../../report/index.js";
 
 /**
  * `up`: passed after not passing, or the same outcome with a higher score; `down`: the reverse;

@@ -11,7 +11,7 @@ import { link, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "no
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { ExperimentInputError } from "./errors.js";
+import { ExperimentInputError } from "../errors.js";
 
 export const RUN_LOCK_FILE = ".harnesslab-run.lock";
 

@@ -8,8 +8,8 @@
 import { lstat, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomic } from "../shared/index.js";
-import { type AbandonedTempRemoval, removeAbandonedTrialTemp } from "../workspace/index.js";
+import { writeFileAtomic } from "../../shared/index.js";
+import { type AbandonedTempRemoval, removeAbandonedTrialTemp } from "../../workspace/index.js";
 
 /** Who made the workspace: the trial's run (`compare run`) or a `compare regrade`. */
 export type WorkspaceUser = "run" | "regrade";

@@ -1,9 +1,9 @@
 // The inputs of a run one by one (pure): what `manifest.json` records so that a refused
 // `--resume` can name the input that changed instead of only saying that something did.
 
-import type { RunInputs } from "../artifacts/index.js";
-import { canonicalJson, sha256Hex } from "../ir/index.js";
-import type { Experiment, GraderSpec } from "./experiment.js";
+import type { RunInputs } from "../../artifacts/index.js";
+import { canonicalJson, sha256Hex } from "../../ir/index.js";
+import type { Experiment, GraderSpec } from "../experiment.js";
 
 export interface RunInputSources {
   experiment: Experiment;

@@ -2,8 +2,8 @@
 // which contract file. Each value is a bare file (only when exactly one grader of the run takes
 // a contract), `<grader-id>=<file>` (that grader in every task that has it) or
 // `<task>/<grader-id>=<file>` (one task's grader, which wins over an unqualified value).
-import type { InputProblem, Validated } from "../shared/index.js";
-import type { GraderSpec, TaskSpec } from "./experiment.js";
+import type { InputProblem, Validated } from "../../shared/index.js";
+import type { GraderSpec, TaskSpec } from "../experiment.js";
 
 /** One `--grader-contract` value, split; `file` is as given (the caller resolves it). */
 export interface GraderContractArg {

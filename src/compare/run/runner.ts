@@ -20,32 +20,40 @@ import {
   type TrialMetrics,
   VALIDATION_VERSION,
   type VerdictDocument,
-} from "../artifacts/index.js";
+} from "../../artifacts/index.js";
 import {
   type Executor,
   type HostId,
   permissionDecisionsDocument,
   redactText,
   secretValuesFromEnv,
-} from "../exec/index.js";
-import { canonicalJson, sha256Hex } from "../ir/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import { runPool, writeFileAtomic } from "../shared/index.js";
-import type { StoppingDecision } from "../stats/index.js";
-import { snapshotTree, type TreeSnapshot } from "../workspace/index.js";
-import { shareBaselines } from "./baselines.js";
-import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
-import { ExperimentInputError } from "./errors.js";
-import type { Experiment, TrialJob } from "./experiment.js";
-import { planTrials, trialArtifactDir } from "./plan.js";
-import { type Prepared, prepareOrThrow } from "./preflight.js";
+} from "../../exec/index.js";
+import { canonicalJson, sha256Hex } from "../../ir/index.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
+import { runPool, writeFileAtomic } from "../../shared/index.js";
+import type { StoppingDecision } from "../../stats/index.js";
+import { snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
+import { ExperimentInputError } from "../errors.js";
 import {
   createRunKey,
   defaultStateDir,
   type RunKey,
   STATE_DIR_VARIABLE,
   sealRecord,
-} from "./record-seal.js";
+} from "../evidence/record-seal.js";
+import {
+  buildVerdictDocument,
+  stoppingDecision,
+  stopsBySequentialDesign,
+  writeVerdictFiles,
+} from "../evidence/verdict.js";
+import type { Experiment, TrialJob } from "../experiment.js";
+import { runTrial } from "../trial/trial.js";
+import { stoppedEarlyReason } from "../trial/trial-record.js";
+import { shareBaselines } from "./baselines.js";
+import { type BudgetLimits, budgetReached, describeBudgetStop } from "./budget.js";
+import { planTrials, trialArtifactDir } from "./plan.js";
+import { type Prepared, prepareOrThrow } from "./preflight.js";
 import {
   clearLeftovers,
   collectResumable,
@@ -61,17 +69,10 @@ import {
 } from "./retry.js";
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
-import { runTrial } from "./trial.js";
-import { stoppedEarlyReason } from "./trial-record.js";
-import {
-  buildVerdictDocument,
-  stoppingDecision,
-  stopsBySequentialDesign,
-  writeVerdictFiles,
-} from "./verdict.js";
 
-const packageVersion = (createRequire(import.meta.url)("../../package.json") as { version: string })
-  .version;
+const packageVersion = (
+  createRequire(import.meta.url)("../../../package.json") as { version: string }
+).version;
 
 const DEFAULT_RETRY_BACKOFF_MS = 2_000;
 

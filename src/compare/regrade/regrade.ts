@@ -15,11 +15,15 @@ import {
   VALIDATION_VERSION,
   type VerdictDocument,
   verdictDocumentSchema,
-} from "../artifacts/index.js";
-import { type RuntimeReceipt, runtimeReceiptSchema, secretValuesFromEnv } from "../exec/index.js";
-import { type Grade, loadReadmeContract } from "../graders/index.js";
-import type { CommandSandbox } from "../sandbox/index.js";
-import { type RepoState, validateRepoState } from "../scoring/index.js";
+} from "../../artifacts/index.js";
+import {
+  type RuntimeReceipt,
+  runtimeReceiptSchema,
+  secretValuesFromEnv,
+} from "../../exec/index.js";
+import { type Grade, loadReadmeContract } from "../../graders/index.js";
+import type { CommandSandbox } from "../../sandbox/index.js";
+import { type RepoState, validateRepoState } from "../../scoring/index.js";
 import {
   type InputProblem,
   InvalidInputError,
@@ -27,47 +31,47 @@ import {
   readValidJsonFile,
   removeAtomicLeftovers,
   runPool,
-} from "../shared/index.js";
-import { type SharedBaseline, snapshotTree, type TreeSnapshot } from "../workspace/index.js";
-import { assembleExperiment } from "./assemble.js";
-import { shareBaselines } from "./baselines.js";
-import { calibrationExperiment } from "./calibrate.js";
-import { classifyTrial, type TrialEvidence } from "./classify.js";
-import { type ChosenSandbox, chooseSandbox } from "./containment.js";
-import type { Experiment, TaskSpec } from "./experiment.js";
-import { gradePatch } from "./grade-patch.js";
-import { type PreparedGrader, prepareGraders } from "./graders.js";
-import { loadHarnessCatalog, loadManifest } from "./manifest/index.js";
-import { trialArtifactDir } from "./plan.js";
-import { defaultStateDir, loadRunKey, verifyRecord } from "./record-seal.js";
-import {
-  applyContractOverrides,
-  type ContractOverride,
-  type GraderContractArg,
-  parseGraderContractArg,
-  resolveGraderContracts,
-} from "./regrade-contracts.js";
-import {
-  type RegradeContract,
-  type RegradeSummary,
-  summarizeRegrade,
-  type TrialChange,
-} from "./regrade-summary.js";
-import { describeRunInputs, differingInputs } from "./run-inputs.js";
-import { createRunLock, resumeCommand } from "./run-lock.js";
-import { artifactScrubber, graderResults, stoppedEarlyReason } from "./trial-record.js";
+} from "../../shared/index.js";
+import { type SharedBaseline, snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
+import { defaultStateDir, loadRunKey, verifyRecord } from "../evidence/record-seal.js";
 import {
   buildVerdictDocument,
   methodChangeOf,
   stoppingDecision,
   stopsBySequentialDesign,
   writeVerdictFiles,
-} from "./verdict.js";
+} from "../evidence/verdict.js";
+import type { Experiment, TaskSpec } from "../experiment.js";
+import { loadHarnessCatalog, loadManifest } from "../manifest/index.js";
+import { assembleExperiment } from "../run/assemble.js";
+import { shareBaselines } from "../run/baselines.js";
+import { calibrationExperiment } from "../run/calibrate.js";
+import { type ChosenSandbox, chooseSandbox } from "../run/containment.js";
+import { trialArtifactDir } from "../run/plan.js";
+import { describeRunInputs, differingInputs } from "../run/run-inputs.js";
+import { createRunLock, resumeCommand } from "../run/run-lock.js";
 import {
   markWorkspace,
   removeAbandonedWorkspaces,
   unmarkWorkspaceIfGone,
-} from "./workspace-marker.js";
+} from "../run/workspace-marker.js";
+import { classifyTrial, type TrialEvidence } from "../trial/classify.js";
+import { gradePatch } from "../trial/grade-patch.js";
+import { type PreparedGrader, prepareGraders } from "../trial/graders.js";
+import { artifactScrubber, graderResults, stoppedEarlyReason } from "../trial/trial-record.js";
+import {
+  applyContractOverrides,
+  type ContractOverride,
+  type GraderContractArg,
+  parseGraderContractArg,
+  resolveGraderContracts,
+} from "./contracts.js";
+import {
+  type RegradeContract,
+  type RegradeSummary,
+  summarizeRegrade,
+  type TrialChange,
+} from "./summary.js";
 
 export interface RegradeOptions {
   /** Read the manifest from here instead of where the run recorded it. */

@@ -1,10 +1,10 @@
 // Judging one trial (pure): from what the executor, the workspace and the graders
 // reported to `passed`, `failed` or `infrastructure_error` (docs/artifacts.md).
 
-import type { TrialInfraReason } from "../artifacts/index.js";
-import type { RuntimeReceipt } from "../exec/index.js";
-import type { Grade } from "../graders/index.js";
-import type { Outcome } from "../stats/index.js";
+import type { TrialInfraReason } from "../../artifacts/index.js";
+import type { RuntimeReceipt } from "../../exec/index.js";
+import type { Grade } from "../../graders/index.js";
+import type { Outcome } from "../../stats/index.js";
 
 /** What one trial produced, as far as it got. */
 export interface TrialEvidence {

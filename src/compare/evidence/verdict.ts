@@ -7,7 +7,7 @@ import {
   VERDICT_VERSION,
   type VerdictDocument,
   type VerdictTrial,
-} from "../artifacts/index.js";
+} from "../../artifacts/index.js";
 import {
   type EvidenceLimits,
   evidenceLimits,
@@ -15,8 +15,8 @@ import {
   htmlReportParts,
   renderMarkdownReport,
   type TrialDetails,
-} from "../report/index.js";
-import { isPathInside, writeFileAtomic } from "../shared/index.js";
+} from "../../report/index.js";
+import { isPathInside, writeFileAtomic } from "../../shared/index.js";
 import {
   canStopEarly,
   computeVerdictStatistics,
@@ -24,11 +24,11 @@ import {
   type TrialRecord,
   type VerdictOptions,
   type VerdictStatistics,
-} from "../stats/index.js";
-import type { AssembledVariant } from "./assemble.js";
-import { calibrationOf } from "./calibrate.js";
-import type { Experiment } from "./experiment.js";
-import { plannedOrder, trialArtifactDir } from "./plan.js";
+} from "../../stats/index.js";
+import type { Experiment } from "../experiment.js";
+import type { AssembledVariant } from "../run/assemble.js";
+import { calibrationOf } from "../run/calibrate.js";
+import { plannedOrder, trialArtifactDir } from "../run/plan.js";
 import { readTrialEvidence } from "./trial-evidence.js";
 
 /** What the statistics read of a trial's metrics (a verdict's trial list has it too). */

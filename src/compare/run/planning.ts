@@ -3,8 +3,8 @@
 // the planned count can detect. Statistics by simulating the decision (stats stage), seeded with
 // the manifest's seed so the same manifest always gets the same plan.
 import { join } from "node:path";
-import { verdictDocumentSchema } from "../artifacts/index.js";
-import { InvalidInputError, readValidJsonFile } from "../shared/index.js";
+import { verdictDocumentSchema } from "../../artifacts/index.js";
+import { InvalidInputError, readValidJsonFile } from "../../shared/index.js";
 import {
   DEFAULT_PAIRED_POLICY,
   detectableEffect,
@@ -12,8 +12,8 @@ import {
   type PairedPolicy,
   type PowerEstimate,
   trialsForPower,
-} from "../stats/index.js";
-import type { Experiment } from "./experiment.js";
+} from "../../stats/index.js";
+import type { Experiment } from "../experiment.js";
 import { mulberry32 } from "./prng.js";
 
 export interface PlanRequest {

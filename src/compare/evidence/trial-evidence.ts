@@ -6,8 +6,8 @@
 // A missing or unreadable file reads as empty: the page shows whatever evidence is left.
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
-import { validationDocumentSchema } from "../artifacts/index.js";
-import { type WriteLogEntry, writeLogSchema } from "../forge/index.js";
+import { validationDocumentSchema } from "../../artifacts/index.js";
+import { type WriteLogEntry, writeLogSchema } from "../../forge/index.js";
 import {
   clipDecision,
   type DecisionsExcerpt,
@@ -20,7 +20,7 @@ import {
   type TrialCheck,
   type TrialDecision,
   type TrialDetails,
-} from "../report/index.js";
+} from "../../report/index.js";
 
 /** Bytes read per patch.diff line the page may show (long lines are clipped on the page anyway). */
 const PATCH_BYTES_PER_LINE = 512;

@@ -2,23 +2,23 @@
 // variant's composition for the runtime host into a revision and its run preamble.
 import { readFile } from "node:fs/promises";
 import { relative } from "node:path";
-import { buildRunPreamble, type HostId } from "../hosts/index.js";
+import { buildRunPreamble, type HostId } from "../../hosts/index.js";
 import {
   canonicalJson,
   type HarnessIrBundle,
   type HarnessRevision,
   type ResolutionReport,
   sha256Hex,
-} from "../ir/index.js";
-import { compileHarness, type Diagnostic, formatDiagnostic } from "../language/index.js";
-import { resolveComposition } from "../resolver/index.js";
-import type { InputProblem } from "../shared/index.js";
+} from "../../ir/index.js";
+import { compileHarness, type Diagnostic, formatDiagnostic } from "../../language/index.js";
+import { resolveComposition } from "../../resolver/index.js";
+import type { InputProblem } from "../../shared/index.js";
 import {
   type Experiment,
   FORGE_ACCESS_SETTING,
   FORGE_ACCESS_VALUES,
   type ForgeAccess,
-} from "./experiment.js";
+} from "../experiment.js";
 
 export interface CompiledHarnessFiles {
   ok: true;

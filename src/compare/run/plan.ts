@@ -1,6 +1,6 @@
 // Planning: which trials run, in which order, and where their artifacts go. Pure.
-import type { TrialRef } from "../stats/index.js";
-import type { Experiment, TrialJob } from "./experiment.js";
+import type { TrialRef } from "../../stats/index.js";
+import type { Experiment, TrialJob } from "../experiment.js";
 import { mulberry32, shuffleInPlace } from "./prng.js";
 
 /**

@@ -3,7 +3,7 @@
 // says (the forge MCP server, or the forge's API for its commands through a gateway that holds
 // the token and reaches this repository only), and the state captured after the agent stopped.
 import { randomBytes } from "node:crypto";
-import type { ExecutorForgeAccess } from "../exec/index.js";
+import type { ExecutorForgeAccess } from "../../exec/index.js";
 import {
   createForgeMcpEndpoint,
   createLiveRepository,
@@ -17,16 +17,16 @@ import {
   serveMcpOnSocket,
   startForge,
   type WriteLogEntry,
-} from "../forge/index.js";
+} from "../../forge/index.js";
 import {
   type CommandSandbox,
   type EndpointProxy,
   SANDBOX_FORGE_PORT,
   SANDBOX_FORGE_SOCKET,
   startEndpointProxy,
-} from "../sandbox/index.js";
-import type { RepoState } from "../scoring/index.js";
-import type { ForgeAccess, ForgeSettings, ForgeTaskSpec } from "./experiment.js";
+} from "../../sandbox/index.js";
+import type { RepoState } from "../../scoring/index.js";
+import type { ForgeAccess, ForgeSettings, ForgeTaskSpec } from "../experiment.js";
 
 /** What the gateway's clients are given instead of the token (the gateway adds the real one). */
 export const GATEWAY_TOKEN_PLACEHOLDER = "harnesslab-gateway-adds-the-token";

@@ -8,10 +8,10 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import { lstat, mkdir, readdir, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import type { RecordSeal, TrialMetrics } from "../artifacts/index.js";
-import { canonicalJson } from "../ir/index.js";
-import { readRegularFile } from "../shared/index.js";
-import { REGRADE_WORKSPACE_MARKER, WORKSPACE_MARKER } from "./workspace-marker.js";
+import type { RecordSeal, TrialMetrics } from "../../artifacts/index.js";
+import { canonicalJson } from "../../ir/index.js";
+import { readRegularFile } from "../../shared/index.js";
+import { REGRADE_WORKSPACE_MARKER, WORKSPACE_MARKER } from "../run/workspace-marker.js";
 
 /** Variable naming the directory that holds run keys (default: the user's state directory). */
 export const STATE_DIR_VARIABLE = "HARNESSLAB_STATE_DIR";

@@ -11,9 +11,9 @@ import {
   type Grade,
   type Grader,
   loadReadmeContract,
-} from "../graders/index.js";
-import { canonicalJson, sha256Hex } from "../ir/index.js";
-import type { TaskSpec } from "./experiment.js";
+} from "../../graders/index.js";
+import { canonicalJson, sha256Hex } from "../../ir/index.js";
+import type { TaskSpec } from "../experiment.js";
 
 export interface PreparedGrader {
   id: string;

@@ -11,12 +11,12 @@ import {
   runInputsSchema,
   type TrialMetrics,
   trialMetricsSchema,
-} from "../artifacts/index.js";
-import { readValidJsonFile, removeAtomicLeftovers } from "../shared/index.js";
-import { ExperimentInputError } from "./errors.js";
-import type { Experiment, TrialJob } from "./experiment.js";
+} from "../../artifacts/index.js";
+import { readValidJsonFile, removeAtomicLeftovers } from "../../shared/index.js";
+import { ExperimentInputError } from "../errors.js";
+import { loadRunKey, type RunKey, verifyRecord } from "../evidence/record-seal.js";
+import type { Experiment, TrialJob } from "../experiment.js";
 import { trialArtifactDir } from "./plan.js";
-import { loadRunKey, type RunKey, verifyRecord } from "./record-seal.js";
 import { isRetryableInfraError } from "./retry.js";
 import { differingInputs } from "./run-inputs.js";
 import {
