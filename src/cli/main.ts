@@ -7,6 +7,7 @@ import { registerForgeCommands } from "./commands/forge.js";
 import { registerInitCommand } from "./commands/init.js";
 import { registerReportCommand } from "./commands/report.js";
 import { registerScoreCommand } from "./commands/score.js";
+import { registerWorkerCommand } from "./commands/worker.js";
 import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io.js";
 
 const packageJson = createRequire(import.meta.url)("../../package.json") as { version: string };
@@ -37,6 +38,7 @@ export function buildProgram(io: CliIO, setExit: SetExitCode): Command {
   registerReportCommand(program, io, setExit);
   registerForgeCommands(program, io, setExit);
   registerInitCommand(program, io, setExit);
+  registerWorkerCommand(program, io, setExit);
   for (const command of program.commands) applyCommonBehaviour(command, io);
   return program;
 }

@@ -20,6 +20,14 @@ export {
 export * from "./experiment.js";
 export * from "./manifest/index.js";
 export {
+  parseQueueUrl,
+  probeQueue,
+  type QueueAddress,
+  queueTrials,
+  runWorker,
+  type WorkerOptions,
+} from "./queue/index.js";
+export {
   applyContractOverrides,
   type ContractOverride,
   type GraderContractArg,

@@ -8,9 +8,13 @@ import {
   formatRegradeReport,
   loadHarnessCatalog,
   loadManifest,
+  parseQueueUrl,
   pastCostPerTrial,
   planExperiment,
   preflight,
+  probeQueue,
+  type QueueAddress,
+  queueTrials,
   regradeRun,
   runExperiment,
   type VerdictDocument,
@@ -37,6 +41,7 @@ interface RunOptions {
   maxTokens?: number;
   calibrate?: boolean;
   keepForgeRepos?: boolean;
+  queue?: string;
 }
 
 interface PlanOptions {
@@ -101,6 +106,10 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
     .option(
       "--keep-forge-repos",
       'live mode (forge kind "gitea"): keep each trial\'s throwaway repository instead of deleting it',
+    )
+    .option(
+      "--queue <url>",
+      "run the trials on `harness worker` processes that take them from this Redis (redis://host:port[/db]) instead of here; see docs/scale-out.md",
     )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: RunOptions) =>
@@ -274,7 +283,23 @@ async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: n
   return loaded;
 }
 
+/** `--queue`: the address, checked, and Redis reached, before anything is written. */
+async function queueOf(options: RunOptions): Promise<QueueAddress | undefined> {
+  if (options.queue === undefined) return undefined;
+  const parsed = parseQueueUrl(options.queue);
+  if (!parsed.ok) throw new UsageError(`--queue: ${parsed.message}`);
+  const unreachable = await probeQueue(parsed.address);
+  if (unreachable !== undefined)
+    throw new InvalidInputError(
+      "--queue",
+      [{ path: "--queue", message: unreachable }],
+      unreachable,
+    );
+  return parsed.address;
+}
+
 async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
+  const queue = await queueOf(options);
   const loaded = await loadForCommand(manifestArg, io, options.trials);
   for (const warning of loaded.warnings)
     io.stderr(`warning: ${warning.path}: ${warning.message}\n`);
@@ -306,8 +331,12 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
       ...(io.env === undefined ? {} : { env: io.env }),
       ...(budgetOf(options) === undefined ? {} : { budget: budgetOf(options) }),
-      // The real host must be able to start here before any trial runs (exit 2 otherwise).
-      checkHost: true,
+      // The real host must be able to start where the trials run before any does (exit 2
+      // otherwise): here, or on each worker, which checks its own environment.
+      checkHost: queue === undefined,
+      ...(queue === undefined
+        ? {}
+        : { trialPlace: queueTrials({ address: queue, log: (line) => io.stderr(`${line}\n`) }) }),
       env: io.env ?? process.env,
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),

@@ -1,0 +1,199 @@
+// `compare run --queue`: the run's trials go to workers through Redis instead of this process's
+// pool. Everything else is the local run's: the plan, the lock, --resume, --retry-infra,
+// --stop-early, the progress line, the records (sealed here with the run's key, which never
+// leaves this machine) and the verdict. One BullMQ job per trial attempt, its id the run's id,
+// the trial's number and the attempt, so a job is never added twice and a result is accepted once.
+import { setTimeout as sleep } from "node:timers/promises";
+import { type Job, Queue, QueueEvents } from "bullmq";
+import type { TrialAttempt, TrialMetrics } from "../../artifacts/index.js";
+import type { TrialJob } from "../experiment.js";
+import type { TrialPlaceFactory } from "../run/runner.js";
+import { checkTrialResult, writeTrialFolder } from "./accept.js";
+import { packBundle } from "./bundle.js";
+import { connect, type QueueAddress, reach } from "./connection.js";
+import {
+  bundleKey,
+  HARNESSLAB_VERSION,
+  KEY_PREFIX,
+  QUEUE_PROTOCOL,
+  TRIALS_QUEUE,
+  type TrialJobData,
+  type TrialResult,
+  trialResultSchema,
+} from "./protocol.js";
+
+/** How long a published bundle stays in Redis after the run last added a job (a week). */
+const BUNDLE_TTL_S = 7 * 24 * 3600;
+
+/** How a wait for a job ended. */
+type Waited =
+  | { kind: "completed"; value: unknown }
+  | { kind: "failed"; message: string }
+  /** Taken back before a worker started it (stopped early, over budget, interrupted). */
+  | { kind: "withdrawn" }
+  /** The run stopped while the job was with a worker: its result waits in Redis for --resume. */
+  | { kind: "stopped" };
+
+export interface QueueTrialsOptions {
+  address: QueueAddress;
+  log?: (line: string) => void;
+}
+
+/** The queue as the place a run's trials run in. */
+export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory {
+  return async ({ experiment, options, inputs, runKey, signal, stopRun }) => {
+    const { address } = queueOptions;
+    const lostMessages: string[] = [];
+    const onLost = (message: string) => {
+      lostMessages.push(message);
+      stopRun(message);
+    };
+    const connection = connect(address, "harnesslab-coordinator", onLost);
+    const eventsConnection = connect(address, "harnesslab-coordinator-events", onLost);
+    const isLost = () => lostMessages.length > 0;
+    await reach(connection, address);
+    const bundle = await packBundle(experiment);
+    await connection.set(bundleKey(bundle.hash), bundle.bytes, "EX", BUNDLE_TTL_S);
+    const queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
+      connection,
+      prefix: KEY_PREFIX,
+    });
+    const events = new QueueEvents(TRIALS_QUEUE, {
+      connection: eventsConnection,
+      prefix: KEY_PREFIX,
+    });
+    await events.waitUntilReady();
+    /** Jobs this run added that no worker has finished, and how to end a wait for one. */
+    const added = new Set<string>();
+    const inFlight = new Map<string, (waited: Waited) => void>();
+    /** Trial attempts whose result was taken (exactly once, by job id). */
+    const accepted = new Set<string>();
+
+    const base = {
+      protocol: QUEUE_PROTOCOL,
+      harnesslab: HARNESSLAB_VERSION,
+      runId: runKey.runId,
+      bundle: bundle.hash,
+      trials: experiment.trials.count,
+      calibrate: experiment.calibration !== undefined,
+      unsafeNoSandbox: inputs.prepared.containment.record.unsafe,
+      keepForgeRepos: options.keepForgeRepos === true,
+      ...(options.executorGraceMs === undefined
+        ? {}
+        : { executorGraceMs: options.executorGraceMs }),
+      harnessHash: inputs.prepared.harnessHash,
+    };
+
+    const waitFor = (job: Job<TrialJobData, TrialResult>, id: string): Promise<Waited> =>
+      new Promise<Waited>((resolve) => {
+        let settled = false;
+        const settle = (waited: Waited) => {
+          if (settled) return;
+          settled = true;
+          inFlight.delete(id);
+          signal.removeEventListener("abort", onAbort);
+          resolve(waited);
+        };
+        const onAbort = () => settle({ kind: "stopped" });
+        inFlight.set(id, settle);
+        signal.addEventListener("abort", onAbort, { once: true });
+        if (signal.aborted) onAbort();
+        job.waitUntilFinished(events).then(
+          (value: unknown) => settle({ kind: "completed", value }),
+          (error: Error) => settle({ kind: "failed", message: error.message }),
+        );
+      });
+
+    /** The job's result as the coordinator takes it, or why the trial has none. */
+    const take = async (
+      job: TrialJob,
+      id: string,
+      artifactDir: string,
+      retriedAttempts: TrialAttempt[],
+    ): Promise<TrialMetrics | null> => {
+      const attempt = (retriedAttempts.at(-1)?.attempt ?? 0) + 1;
+      const data: TrialJobData = {
+        ...base,
+        fixtureHash: inputs.before.get(job.task)!.hash,
+        trial: { seq: job.seq, task: job.task, variant: job.variant, trialIndex: job.trialIndex },
+        attempt,
+      };
+      // A job already there under this id (a resumed run, or a second look) is the same
+      // attempt: BullMQ hands it back instead of adding another.
+      const queued = await queue.add("trial", data, {
+        jobId: id,
+        attempts: 1,
+        removeOnComplete: false,
+        removeOnFail: false,
+      });
+      added.add(id);
+      await connection.expire(bundleKey(bundle.hash), BUNDLE_TTL_S);
+      const waited = await waitFor(queued, id);
+      if (waited.kind !== "stopped") added.delete(id);
+      if (waited.kind === "withdrawn" || waited.kind === "stopped") return null;
+      if (waited.kind === "failed") {
+        await queue.remove(id).catch(() => {});
+        throw new Error(`the trial's job ${id} failed on its worker: ${waited.message}`);
+      }
+      if (accepted.has(id)) {
+        queueOptions.log?.(`queue: a second result for job ${id} was ignored`);
+        return null;
+      }
+      const result = trialResultSchema.safeParse(waited.value);
+      await queue.remove(id).catch(() => {});
+      if (!result.success)
+        throw new Error(
+          `the trial's job ${id} came back with something that is not a queue protocol ${QUEUE_PROTOCOL} result`,
+        );
+      accepted.add(id);
+      if (result.data.kind === "refused") {
+        if (result.data.code === "version") {
+          stopRun(result.data.message);
+          return null;
+        }
+        throw new Error(result.data.message);
+      }
+      const checked = checkTrialResult(result.data, job);
+      if (!checked.ok) throw new Error(checked.message);
+      await writeTrialFolder(artifactDir, checked.files);
+      // The attempts are the coordinator's to count: it archived them.
+      return { ...checked.metrics, retriedAttempts };
+    };
+
+    return {
+      // Every pending trial waits in the queue for a worker; a budget is checked before each
+      // job is added, so with one the manifest's concurrency bounds the jobs in the queue.
+      ...(options.budget === undefined ? { concurrency: Math.max(1, inputs.jobs.length) } : {}),
+      attempt: async (job, artifactDir, retriedAttempts) => {
+        const attempt = (retriedAttempts.at(-1)?.attempt ?? 0) + 1;
+        const id = `${runKey.runId}-${job.seq}-${attempt}`;
+        try {
+          return await take(job, id, artifactDir, retriedAttempts);
+        } catch (error) {
+          // Redis went away under the job: the run stops (resumable), and the trial has no record.
+          if (isLost() || signal.aborted) return null;
+          throw error;
+        }
+      },
+      stopStarting: async () => {
+        await Promise.all(
+          [...added].map(async (id) => {
+            // Removed only while no worker holds it; a running trial finishes (and is accepted
+            // unless the run was stopped, when its result waits in Redis for --resume).
+            const removed = await queue.remove(id).catch(() => 0);
+            if (removed !== 1) return;
+            added.delete(id);
+            inFlight.get(id)?.({ kind: "withdrawn" });
+          }),
+        );
+      },
+      close: async () => {
+        // A lost Redis never answers: closing does not wait for it.
+        const closing = Promise.all([events.close(), queue.close()]).catch(() => {});
+        await Promise.race([closing, sleep(isLost() ? 0 : 5_000)]);
+        connection.disconnect();
+        eventsConnection.disconnect();
+      },
+    };
+  };
+}

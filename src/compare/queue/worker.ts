@@ -1,0 +1,322 @@
+// `harness worker`: takes trial jobs from the queue and runs each with `runTrial`, the same
+// function a local run uses, under the same sandbox and policy. It reads the experiment from
+// the run's bundle (checked against its hash), holds no run key (the coordinator seals), and
+// takes credentials from its own environment only.
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { type Job, WaitingError, Worker } from "bullmq";
+import type { TrialMetrics } from "../../artifacts/index.js";
+import {
+  createExecutor,
+  type Executor,
+  type HostId,
+  secretValuesFromEnv,
+} from "../../exec/index.js";
+import { snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
+import type { Experiment, TrialJob } from "../experiment.js";
+import { loadHarnessCatalog, loadManifest } from "../manifest/index.js";
+import { calibrationExperiment } from "../run/calibrate.js";
+import { type Prepared, prepareOrThrow } from "../run/preflight.js";
+import { runTrial } from "../trial/trial.js";
+import { openBundle, unpackBundle } from "./bundle.js";
+import { connect, type QueueAddress, reach } from "./connection.js";
+import {
+  bundleKey,
+  HARNESSLAB_VERSION,
+  KEY_PREFIX,
+  MAX_RESULT_BYTES,
+  QUEUE_PROTOCOL,
+  TRIALS_QUEUE,
+  type TrialJobData,
+  type TrialResult,
+  trialJobSchema,
+} from "./protocol.js";
+
+export interface WorkerOptions {
+  address: QueueAddress;
+  /** Trials run at once (default 1). */
+  concurrency?: number;
+  /** How the worker names itself in results and logs (default: host name and process id). */
+  name?: string;
+  /** Stops the worker: running trials are cut short and their jobs handed back. */
+  signal: AbortSignal;
+  /** Where bundles and trials are unpacked and run (default: the OS temp directory). */
+  tempParent?: string;
+  /** Run trials without the OS sandbox; only jobs of a run started with the same flag are taken. */
+  unsafeNoSandbox?: boolean;
+  /**
+   * How long a job stays with a worker that stopped answering before another worker takes it
+   * (BullMQ's lock duration and stalled-job check; default 30 s).
+   */
+  lockMs?: number;
+  /** The worker's environment: credentials for its hosts, never sent through the queue. */
+  env?: NodeJS.ProcessEnv;
+  /** The executor for a host (the seam tests use; default: `createExecutor`). */
+  executorFor?: (host: HostId) => Executor;
+  log?: (line: string) => void;
+}
+
+/** A run's experiment as this worker loaded and prepared it from the bundle. */
+interface LoadedRun {
+  experiment: Experiment;
+  prepared: Prepared;
+  executor: Executor;
+  fixtures: Map<string, TreeSnapshot>;
+}
+
+/**
+ * Runs until `signal` aborts or Redis is lost (then it rejects with what happened). Returns when
+ * the running trials have been handed back and the connections are closed.
+ */
+export async function runWorker(options: WorkerOptions): Promise<void> {
+  const name = options.name ?? `${hostname()}-${process.pid}`;
+  const log = options.log ?? (() => {});
+  const env = options.env ?? process.env;
+  const tempParent = options.tempParent ?? tmpdir();
+  const home = await mkdtemp(join(tempParent, "harnesslab-worker-"));
+  let lostReason: string | undefined;
+  const lost = new AbortController();
+  const onLost = (message: string) => {
+    lostReason ??= message;
+    lost.abort(new Error(message));
+  };
+  const connection = connect(options.address, `harnesslab-worker:${name}`, onLost);
+  const runs = new Map<string, Promise<LoadedRun>>();
+  const bundles = new Map<string, Promise<string>>();
+  const stopping = AbortSignal.any([options.signal, lost.signal]);
+  let worker: Worker | undefined;
+  try {
+    await reach(connection, options.address);
+    const lockMs = options.lockMs ?? 30_000;
+    worker = new Worker<TrialJobData, TrialResult>(
+      TRIALS_QUEUE,
+      async (job, token, jobSignal) => {
+        const signal = AbortSignal.any([stopping, ...(jobSignal ? [jobSignal] : [])]);
+        const result = await processJob(job, signal);
+        // Stopped, not finished: the job goes back for another worker to run from the start.
+        if (result === null) {
+          await job.moveToWait(token);
+          throw new WaitingError();
+        }
+        return result;
+      },
+      {
+        connection,
+        prefix: KEY_PREFIX,
+        name,
+        concurrency: options.concurrency ?? 1,
+        lockDuration: lockMs,
+        stalledInterval: lockMs,
+        // A job whose worker vanished (SIGKILL, a lost machine) runs again on another, once;
+        // one that keeps taking its workers down fails and is the trial's infrastructure error.
+        maxStalledCount: 1,
+        autorun: false,
+      },
+    );
+    worker.on("error", (error) => log(`worker ${name}: ${error.message}`));
+    const running = worker.run();
+    await worker.waitUntilReady();
+    log(
+      `worker ${name}: taking trials from ${options.address.shown} (concurrency ${options.concurrency ?? 1})`,
+    );
+    await new Promise<void>((resolve) => {
+      if (stopping.aborted) resolve();
+      stopping.addEventListener("abort", () => resolve(), { once: true });
+    });
+    worker.cancelAllJobs("the worker is stopping");
+    await worker.close().catch(() => {});
+    await running.catch(() => {});
+  } finally {
+    await worker?.close(true).catch(() => {});
+    connection.disconnect();
+    await rm(home, { recursive: true, force: true }).catch(() => {});
+  }
+  if (lostReason !== undefined && !options.signal.aborted) throw new Error(lostReason);
+
+  async function processJob(
+    job: Job<TrialJobData, TrialResult>,
+    signal: AbortSignal,
+  ): Promise<TrialResult | null> {
+    const refuse = (
+      code: Extract<TrialResult, { kind: "refused" }>["code"],
+      message: string,
+    ): TrialResult => {
+      log(`worker ${name}: refused job ${job.id}: ${message}`);
+      return { kind: "refused", worker: name, code, message };
+    };
+    const version = versionOf(job.data);
+    if (version.protocol !== QUEUE_PROTOCOL || version.harnesslab !== HARNESSLAB_VERSION)
+      return refuse(
+        "version",
+        `worker ${name} runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab ${version.harnesslab} (queue protocol ${version.protocol}): run the same harnesslab version on the coordinator and every worker`,
+      );
+    const parsed = trialJobSchema.safeParse(job.data);
+    if (!parsed.success)
+      return refuse(
+        "version",
+        `worker ${name} cannot read job ${job.id}: it is not a queue protocol ${QUEUE_PROTOCOL} trial job`,
+      );
+    const data = parsed.data;
+    if (data.unsafeNoSandbox && !options.unsafeNoSandbox)
+      return refuse(
+        "containment",
+        `the run was started with --unsafe-no-sandbox, and worker ${name} runs trials only in the sandbox; start a worker with --unsafe-no-sandbox to take such runs`,
+      );
+
+    let run: LoadedRun;
+    try {
+      const manifest = await bundleOf(data.bundle);
+      if (typeof manifest !== "string") return refuse(manifest.code, manifest.message);
+      run = await loadRun(data, manifest);
+    } catch (error) {
+      return refuse(
+        "inputs-differ",
+        `worker ${name} cannot prepare the run: ${(error as Error).message}`,
+      );
+    }
+    if (run.prepared.harnessHash !== data.harnessHash)
+      return refuse(
+        "inputs-differ",
+        `the bundle's .harness files assemble to ${run.prepared.harnessHash} here, not ${data.harnessHash} as on the coordinator`,
+      );
+    const fixture = run.fixtures.get(data.trial.task);
+    if (fixture?.hash !== data.fixtureHash)
+      return refuse(
+        "inputs-differ",
+        `the bundle's fixture of task ${data.trial.task} hashes to ${fixture?.hash ?? "nothing"} here, not ${data.fixtureHash} as on the coordinator`,
+      );
+
+    const trial: TrialJob = data.trial;
+    const task = run.experiment.tasks.find((t) => t.id === trial.task);
+    const variant = run.experiment.variants.find((v) => v.id === trial.variant);
+    if (task === undefined || variant === undefined)
+      return refuse(
+        "inputs-differ",
+        `the bundle's experiment has no ${trial.variant}/${trial.task}`,
+      );
+    const artifactDir = await mkdtemp(join(home, "trial-"));
+    try {
+      log(
+        `worker ${name}: trial ${trial.seq} (${trial.variant}/${trial.task} #${trial.trialIndex}, attempt ${data.attempt}) started`,
+      );
+      const metrics = await runTrial({
+        experiment: run.experiment,
+        fixtureSnapshot: fixture,
+        task,
+        variant,
+        assembled: run.prepared.variants.get(variant.id)!,
+        graders: run.prepared.graders.get(task.id) ?? [],
+        executor: run.executor,
+        job: trial,
+        artifactDir,
+        secretValues: secretValuesFromEnv(env),
+        sandbox: run.prepared.containment.sandbox,
+        env,
+        signal,
+        tempParent,
+        ...(data.keepForgeRepos ? { keepForgeRepos: true } : {}),
+        ...(data.executorGraceMs === undefined ? {} : { executorGraceMs: data.executorGraceMs }),
+      });
+      if (signal.aborted && metrics.infraReason === "run_aborted") {
+        log(`worker ${name}: trial ${trial.seq} stopped; handed back`);
+        return null;
+      }
+      const files = await folderFiles(artifactDir);
+      log(`worker ${name}: trial ${trial.seq} done: ${metrics.outcome}`);
+      return resultOf(metrics, files);
+    } finally {
+      await rm(artifactDir, { recursive: true, force: true }).catch(() => {});
+    }
+  }
+
+  function resultOf(metrics: TrialMetrics, files: Buffer): TrialResult {
+    const { seal: _seal, ...unsealed } = metrics;
+    if (files.length > MAX_RESULT_BYTES)
+      throw new Error(
+        `the trial's folder takes ${files.length} bytes compressed, more than the queue carries (${MAX_RESULT_BYTES})`,
+      );
+    return { kind: "trial", worker: name, metrics: unsealed, files: files.toString("base64") };
+  }
+
+  /** The bundle unpacked here (once per bundle), or why it cannot be. */
+  async function bundleOf(
+    hash: string,
+  ): Promise<string | { code: "bundle-missing" | "bundle-invalid"; message: string }> {
+    let pending = bundles.get(hash);
+    if (pending === undefined) {
+      pending = (async () => {
+        const bytes = await connection.getBuffer(bundleKey(hash));
+        if (bytes === null)
+          throw Object.assign(
+            new Error(
+              `the run's bundle ${hash} is not in Redis at ${options.address.shown} (it expired or was removed); run the coordinator again with --resume to publish it`,
+            ),
+            { code: "bundle-missing" },
+          );
+        const opened = openBundle(hash, bytes);
+        if (!opened.ok) throw Object.assign(new Error(opened.message), { code: "bundle-invalid" });
+        return unpackBundle(opened.document, join(home, `bundle-${hash.slice(7, 23)}`));
+      })();
+      bundles.set(hash, pending);
+      // A missing bundle may be published later (a resumed coordinator): ask again next time.
+      pending.catch(() => bundles.delete(hash));
+    }
+    try {
+      return await pending;
+    } catch (error) {
+      const code =
+        (error as { code?: string }).code === "bundle-missing"
+          ? "bundle-missing"
+          : "bundle-invalid";
+      return { code, message: (error as Error).message };
+    }
+  }
+
+  /** The run's experiment loaded from its bundle and prepared, once per run and settings. */
+  function loadRun(data: TrialJobData, manifestPath: string): Promise<LoadedRun> {
+    const key = JSON.stringify([data.bundle, data.trials, data.calibrate, data.unsafeNoSandbox]);
+    let pending = runs.get(key);
+    if (pending === undefined) {
+      pending = (async () => {
+        const loaded = await loadManifest(manifestPath, {
+          trialsOverride: data.trials,
+          loadCatalog: loadHarnessCatalog,
+        });
+        if (!loaded.ok)
+          throw new Error(loaded.problems.map((p) => `${p.path}: ${p.message}`).join("; "));
+        const experiment = data.calibrate
+          ? calibrationExperiment(loaded.experiment)
+          : loaded.experiment;
+        const prepared = await prepareOrThrow(experiment, {
+          ...(data.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+          checkHost: true,
+          env,
+        });
+        const fixtures = new Map<string, TreeSnapshot>();
+        for (const task of experiment.tasks)
+          fixtures.set(task.id, await snapshotTree(task.fixtureDir));
+        const executor = (options.executorFor ?? createExecutor)(experiment.runtime.host as HostId);
+        return { experiment, prepared, executor, fixtures };
+      })();
+      runs.set(key, pending);
+      pending.catch(() => runs.delete(key));
+    }
+    return pending;
+  }
+}
+
+/** The version fields of a job, read before anything else of it is trusted. */
+function versionOf(data: unknown): { protocol: unknown; harnesslab: unknown } {
+  const fields = (data ?? {}) as { protocol?: unknown; harnesslab?: unknown };
+  return { protocol: fields.protocol ?? "none", harnesslab: fields.harnesslab ?? "unknown" };
+}
+
+/** Every file a trial folder holds (it has no subfolder on a worker), compressed as one. */
+async function folderFiles(dir: string): Promise<Buffer> {
+  const files: Record<string, string> = {};
+  for (const name of (await readdir(dir)).sort())
+    files[name] = (await readFile(join(dir, name))).toString("base64");
+  return gzipSync(Buffer.from(JSON.stringify(files)));
+}
