@@ -52,6 +52,8 @@ export interface Bundle {
   bytes: Buffer;
   /** The manifest's path inside the bundle. */
   manifest: string;
+  /** The folder the bundle's paths are relative to, on the machine that packed it. */
+  root: string;
   files: number;
 }
 
@@ -151,6 +153,7 @@ export async function packBundle(experiment: Experiment): Promise<Bundle> {
     hash: `sha256:${createHash("sha256").update(json).digest("hex")}`,
     bytes,
     manifest: document.manifest,
+    root,
     files: entries.length,
   };
 }

@@ -39,8 +39,8 @@ export function parseQueueUrl(value: string): ParsedAddress {
   return { ok: true, address: { url: value, shown } };
 }
 
-/** How long a connection tries to get Redis back before it gives up (about 10 s). */
-const RECONNECT_DELAYS_MS = [100, 200, 400, 800, 1000, 1500, 2000, 2000, 2000];
+/** How long a connection tries to get Redis back before it gives up (about 5 s). */
+const RECONNECT_DELAYS_MS = [100, 200, 400, 800, 1000, 1000, 1500];
 
 /**
  * A connection for BullMQ (which needs `maxRetriesPerRequest: null`) that gives up after a few

@@ -57,11 +57,19 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
     const queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
       connection,
       prefix: KEY_PREFIX,
+      // Completion events carry results; the coordinator reads them as they come, and a
+      // result it missed is still in its job (kept until accepted).
+      streams: { events: { maxLen: 1000 } },
     });
     const events = new QueueEvents(TRIALS_QUEUE, {
       connection: eventsConnection,
       prefix: KEY_PREFIX,
     });
+    queue.on("error", () => {});
+    events.on("error", () => {});
+    // Every job waited for listens on both; a run may have thousands in flight.
+    queue.setMaxListeners(0);
+    events.setMaxListeners(0);
     await events.waitUntilReady();
     /** Jobs this run added that no worker has finished, and how to end a wait for one. */
     const added = new Set<string>();
@@ -74,6 +82,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
       harnesslab: HARNESSLAB_VERSION,
       runId: runKey.runId,
       bundle: bundle.hash,
+      bundleRoot: bundle.root,
       trials: experiment.trials.count,
       calibrate: experiment.calibration !== undefined,
       unsafeNoSandbox: inputs.prepared.containment.record.unsafe,
@@ -84,6 +93,13 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
       harnessHash: inputs.prepared.harnessHash,
     };
 
+    // One listener for the run's stop ends every wait (its result stays in Redis for --resume).
+    const onStop = () => {
+      for (const settle of [...inFlight.values()]) settle({ kind: "stopped" });
+    };
+    signal.addEventListener("abort", onStop, { once: true });
+    // What the connections report is acted on through `onLost`; BullMQ's own error events
+    // would otherwise be printed once per reconnect attempt.
     const waitFor = (job: Job<TrialJobData, TrialResult>, id: string): Promise<Waited> =>
       new Promise<Waited>((resolve) => {
         let settled = false;
@@ -91,13 +107,10 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
           if (settled) return;
           settled = true;
           inFlight.delete(id);
-          signal.removeEventListener("abort", onAbort);
           resolve(waited);
         };
-        const onAbort = () => settle({ kind: "stopped" });
         inFlight.set(id, settle);
-        signal.addEventListener("abort", onAbort, { once: true });
-        if (signal.aborted) onAbort();
+        if (signal.aborted) settle({ kind: "stopped" });
         job.waitUntilFinished(events).then(
           (value: unknown) => settle({ kind: "completed", value }),
           (error: Error) => settle({ kind: "failed", message: error.message }),
@@ -188,6 +201,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         );
       },
       close: async () => {
+        signal.removeEventListener("abort", onStop);
         // A lost Redis never answers: closing does not wait for it.
         const closing = Promise.all([events.close(), queue.close()]).catch(() => {});
         await Promise.race([closing, sleep(isLost() ? 0 : 5_000)]);

@@ -30,6 +30,8 @@ export const trialJobSchema = z.strictObject({
   harnesslab: z.string(),
   runId: z.string(),
   bundle: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  /** Where the bundle's files are on the coordinator: records name them so, as a local run's do. */
+  bundleRoot: z.string(),
   /** The effective trial count (`--trials`) the coordinator loaded the manifest with. */
   trials: z.int().min(1),
   /** `--calibrate`: the baseline against a copy of itself. */

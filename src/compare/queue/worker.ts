@@ -58,8 +58,16 @@ export interface WorkerOptions {
   log?: (line: string) => void;
 }
 
+/** A bundle unpacked here: its folder and its manifest. */
+interface Unpacked {
+  dir: string;
+  manifestPath: string;
+}
+
 /** A run's experiment as this worker loaded and prepared it from the bundle. */
 interface LoadedRun {
+  /** Where the bundle is unpacked here. */
+  root: string;
   experiment: Experiment;
   prepared: Prepared;
   executor: Executor;
@@ -84,7 +92,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   };
   const connection = connect(options.address, `harnesslab-worker:${name}`, onLost);
   const runs = new Map<string, Promise<LoadedRun>>();
-  const bundles = new Map<string, Promise<string>>();
+  const bundles = new Map<string, Promise<Unpacked>>();
   const stopping = AbortSignal.any([options.signal, lost.signal]);
   let worker: Worker | undefined;
   try {
@@ -167,9 +175,9 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
 
     let run: LoadedRun;
     try {
-      const manifest = await bundleOf(data.bundle);
-      if (typeof manifest !== "string") return refuse(manifest.code, manifest.message);
-      run = await loadRun(data, manifest);
+      const unpacked = await bundleOf(data.bundle);
+      if ("code" in unpacked) return refuse(unpacked.code, unpacked.message);
+      run = await loadRun(data, unpacked);
     } catch (error) {
       return refuse(
         "inputs-differ",
@@ -217,6 +225,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         signal,
         tempParent,
         ...(data.keepForgeRepos ? { keepForgeRepos: true } : {}),
+        experimentRoot: { here: run.root, recorded: data.bundleRoot },
         ...(data.executorGraceMs === undefined ? {} : { executorGraceMs: data.executorGraceMs }),
       });
       if (signal.aborted && metrics.infraReason === "run_aborted") {
@@ -243,7 +252,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   /** The bundle unpacked here (once per bundle), or why it cannot be. */
   async function bundleOf(
     hash: string,
-  ): Promise<string | { code: "bundle-missing" | "bundle-invalid"; message: string }> {
+  ): Promise<Unpacked | { code: "bundle-missing" | "bundle-invalid"; message: string }> {
     let pending = bundles.get(hash);
     if (pending === undefined) {
       pending = (async () => {
@@ -257,7 +266,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
           );
         const opened = openBundle(hash, bytes);
         if (!opened.ok) throw Object.assign(new Error(opened.message), { code: "bundle-invalid" });
-        return unpackBundle(opened.document, join(home, `bundle-${hash.slice(7, 23)}`));
+        const dir = join(home, `bundle-${hash.slice(7, 23)}`);
+        return { dir, manifestPath: await unpackBundle(opened.document, dir) };
       })();
       bundles.set(hash, pending);
       // A missing bundle may be published later (a resumed coordinator): ask again next time.
@@ -275,12 +285,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   }
 
   /** The run's experiment loaded from its bundle and prepared, once per run and settings. */
-  function loadRun(data: TrialJobData, manifestPath: string): Promise<LoadedRun> {
+  function loadRun(data: TrialJobData, unpacked: Unpacked): Promise<LoadedRun> {
     const key = JSON.stringify([data.bundle, data.trials, data.calibrate, data.unsafeNoSandbox]);
     let pending = runs.get(key);
     if (pending === undefined) {
       pending = (async () => {
-        const loaded = await loadManifest(manifestPath, {
+        const loaded = await loadManifest(unpacked.manifestPath, {
           trialsOverride: data.trials,
           loadCatalog: loadHarnessCatalog,
         });
@@ -298,7 +308,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         for (const task of experiment.tasks)
           fixtures.set(task.id, await snapshotTree(task.fixtureDir));
         const executor = (options.executorFor ?? createExecutor)(experiment.runtime.host as HostId);
-        return { experiment, prepared, executor, fixtures };
+        return { root: unpacked.dir, experiment, prepared, executor, fixtures };
       })();
       runs.set(key, pending);
       pending.catch(() => runs.delete(key));

@@ -76,6 +76,11 @@ export interface TrialContext {
   env?: Readonly<Record<string, string | undefined>>;
   /** Live mode: keep each trial's throwaway repository (--keep-forge-repos). */
   keepForgeRepos?: boolean;
+  /**
+   * Where the experiment's files are here, and where the run froze them: a queue's worker reads
+   * them from an unpacked bundle, and its records name them as the coordinator's run would.
+   */
+  experimentRoot?: { here: string; recorded: string };
 }
 
 /** A forge trial's evidence: the state before and after the agent, and every write it made. */
@@ -237,6 +242,9 @@ async function beginTrial(context: TrialContext): Promise<TrialState> {
   const tempParent = context.tempParent ?? tmpdir();
   const tempParents = [tempParent, await realpath(tempParent).catch(() => tempParent)];
   const workspaceScrubs: Array<(text: string) => string> = [];
+  const root = context.experimentRoot;
+  if (root !== undefined && root.here !== root.recorded)
+    workspaceScrubs.push((text) => replaceLongestFirst(text, [[root.here, root.recorded]]));
   const preamble = context.assembled.preamble;
   return {
     started: performance.now(),

@@ -1,0 +1,476 @@
+// `compare run --queue` and `harness worker` against a real redis-server: workers in processes of
+// their own, killed and started again; a coordinator killed and resumed, stopped with Ctrl-C, and
+// left without Redis; a worker of another version; a bundle gone from Redis. Agents wait at gates
+// the test opens, so what is running when something is killed never depends on timing.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { Queue, QueueEvents } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { TrialMetrics, VerdictDocument } from "../../src/artifacts/index.js";
+import {
+  defaultStateDir,
+  loadRunKey,
+  verifyRecord,
+} from "../../src/compare/evidence/record-seal.js";
+import {
+  HARNESSLAB_VERSION,
+  KEY_PREFIX,
+  QUEUE_PROTOCOL,
+  TRIALS_QUEUE,
+} from "../../src/compare/queue/protocol.js";
+import {
+  makeExperiment,
+  readJson,
+  runManifest,
+  syntheticManifest,
+  type TempExperiment,
+} from "../support/experiment.js";
+import { type RedisServer, redisSkipReason, startRedis } from "../support/redis.js";
+
+const REPO = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = join(REPO, "src", "cli", "bin.ts");
+const SECRET = "sk-ant-queue-secret-4f1c9e";
+
+// Notes its start in the gate folder, then waits there until the test opens its gate (or all).
+const GATED_AGENT = (fixes: boolean) => `import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+export default async function gated({ tools, trial, signal }) {
+  const gate = process.env.HL_TEST_GATE;
+  const name = \`\${trial.variant}-\${trial.index}\`;
+  if (gate) {
+    writeFileSync(join(gate, \`started-\${name}-\${process.pid}\`), "");
+    while (!signal.aborted && !existsSync(join(gate, "open-all")) && !existsSync(join(gate, \`open-\${name}\`)))
+      await sleep(10);
+  }
+  ${fixes ? 'const write = await tools.write("src/value.txt", "fixed\\n"); if (!write.ok) throw new Error("refused");' : ""}
+  return "${fixes ? "fixed src/value.txt" : "nothing to do"}";
+}
+`;
+
+const skip = redisSkipReason();
+if (skip !== undefined) console.log(skip);
+
+let redis: RedisServer;
+let exp: TempExperiment;
+let reference: VerdictDocument;
+let referenceOut: string;
+const children = new Set<ChildProcess>();
+let step = 0;
+
+interface Spawned {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+  /** Resolves once the output holds `text`. */
+  waitFor(text: string): Promise<void>;
+}
+
+function cli(args: string[], env: Record<string, string> = {}): Spawned {
+  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.add(child);
+  let text = "";
+  const waiters: Array<{ needle: string; resolve: () => void }> = [];
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const waiter of [...waiters])
+      if (text.includes(waiter.needle)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor: (needle) =>
+      new Promise<void>((resolve, reject) => {
+        if (text.includes(needle)) return resolve();
+        waiters.push({ needle, resolve });
+        void exited.then(() => {
+          if (!text.includes(needle))
+            reject(new Error(`exited before printing ${needle}:\n${text}`));
+        });
+      }),
+  };
+}
+
+/** A fresh gate folder; agents started with it wait until the test opens them. */
+async function gate(): Promise<string> {
+  step += 1;
+  const dir = join(exp.base, `gate-${step}`);
+  await mkdir(dir);
+  return dir;
+}
+
+async function worker(name: string, gateDir: string, extra: string[] = []): Promise<Spawned> {
+  const spawned = cli(
+    ["worker", "--queue", redis.url, "--name", name, "--lock-ms", "1000", ...extra],
+    { HL_TEST_GATE: gateDir, TMPDIR: exp.trialsDir },
+  );
+  await spawned.waitFor(`worker ${name}: taking trials`);
+  return spawned;
+}
+
+function coordinator(outDir: string, extra: string[] = []): Spawned {
+  return cli(
+    ["compare", "run", exp.manifestPath, "--out", outDir, "--queue", redis.url, ...extra],
+    { ANTHROPIC_API_KEY: SECRET },
+  );
+}
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+async function started(gateDir: string): Promise<string[]> {
+  return (await readdir(gateDir)).filter((name) => name.startsWith("started-"));
+}
+
+function queueOf(connection: Redis): Queue {
+  return new Queue(TRIALS_QUEUE, { connection, prefix: KEY_PREFIX });
+}
+
+/** Every trial of a verdict, timings and seals aside. */
+function outcomes(verdict: VerdictDocument) {
+  return verdict.trials
+    .map(
+      ({ seq, task, variant, trial, outcome, score, explanation, changedFiles, gradePassed }) => ({
+        seq,
+        task,
+        variant,
+        trial,
+        outcome,
+        score,
+        explanation,
+        changedFiles,
+        gradePassed,
+      }),
+    )
+    .sort((a, b) => a.seq - b.seq);
+}
+
+describe.skipIf(skip !== undefined)("compare run --queue with harness worker", () => {
+  beforeAll(async () => {
+    redis = await startRedis();
+    exp = await makeExperiment({
+      agents: { "gated-nop.mjs": GATED_AGENT(false), "gated-fixer.mjs": GATED_AGENT(true) },
+    });
+    await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "./agents/gated-nop.mjs" },
+          { id: "fixer", composition: "careful", agent: "./agents/gated-fixer.mjs" },
+        ],
+      }),
+    );
+    referenceOut = exp.freshOut("reference");
+    ({ verdict: reference } = await runManifest(exp.manifestPath, {
+      outDir: referenceOut,
+      tempParent: exp.trialsDir,
+    }));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    await redis?.stop();
+    await exp?.cleanup();
+  });
+
+  it("two workers in their own processes give the records and verdict a local run gives, and no secret of the coordinator reaches Redis", async () => {
+    const gateDir = await gate();
+    await writeFile(join(gateDir, "open-all"), "");
+    const [one, two] = await Promise.all([worker("w1", gateDir), worker("w2", gateDir)]);
+    const out = exp.freshOut("two-workers");
+    const run = coordinator(out);
+    expect(await run.exited).toBe(0);
+    const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(outcomes(verdict)).toEqual(outcomes(reference));
+    expect(verdict.status).toBe(reference.status);
+    expect(verdict.reason).toBe(reference.reason);
+    // Each trial folder holds the same files with the same content as the local run's.
+    for (const trial of reference.trials) {
+      const names = (await readdir(join(out, trial.artifactDir))).sort();
+      expect(names).toEqual((await readdir(join(referenceOut, trial.artifactDir))).sort());
+      for (const name of names.filter((n) => n !== "metrics.json"))
+        expect(untimed(await readFile(join(out, trial.artifactDir, name), "utf8"))).toBe(
+          untimed(await readFile(join(referenceOut, trial.artifactDir, name), "utf8")),
+        );
+    }
+    // Sealed here with the run's key, as a local run's records are.
+    const manifest = (await readJson(out, "manifest.json")) as { evidence: { runId: string } };
+    const key = await loadRunKey(defaultStateDir(), manifest.evidence.runId);
+    expect(key.ok).toBe(true);
+    for (const trial of verdict.trials) {
+      const metrics = (await readJson(
+        out,
+        join(trial.artifactDir, "metrics.json"),
+      )) as TrialMetrics;
+      expect(
+        await verifyRecord(join(out, trial.artifactDir), metrics, key.ok ? key.key : undefined),
+      ).toEqual({ ok: true });
+    }
+    expect(one.output() + two.output()).toMatch(/worker w1: trial \d+ done/);
+    expect(one.output() + two.output()).toMatch(/worker w2: trial \d+ done/);
+
+    // Nothing in Redis holds a value of the coordinator's environment.
+    const connection = new Redis(redis.url);
+    try {
+      const leaks: string[] = [];
+      for (const key of await connection.keys("*")) {
+        const values = await valuesOf(connection, key);
+        if (values.some((value) => value.includes(SECRET))) leaks.push(key);
+      }
+      expect(leaks).toEqual([]);
+    } finally {
+      connection.disconnect();
+    }
+    one.child.kill("SIGTERM");
+    two.child.kill("SIGTERM");
+    expect(await one.exited).toBe(0);
+    expect(await two.exited).toBe(0);
+  }, 60_000);
+
+  it("a worker SIGKILLed mid-trial loses nothing: another takes its trial, whose record is accepted once", async () => {
+    const gateDir = await gate();
+    const doomed = await worker("doomed", gateDir);
+    const out = exp.freshOut("killed-worker");
+    const run = coordinator(out);
+    await until(async () => (await started(gateDir)).length > 0);
+    const [first] = await started(gateDir);
+    const trial = (first as string).replace(/^started-/, "").replace(/-\d+$/, "");
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+    await writeFile(join(gateDir, "open-all"), "");
+    const rescuer = await worker("rescuer", gateDir);
+    expect(await run.exited).toBe(exitFor(reference));
+    const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(outcomes(verdict)).toEqual(outcomes(reference));
+    // The killed worker's trial ran again from the start on the other worker, and only that
+    // run's record exists: no second record, no attempt kept.
+    const runs = (await started(gateDir)).filter((name) => name.startsWith(`started-${trial}-`));
+    expect(runs).toHaveLength(2);
+    for (const t of verdict.trials) {
+      expect(t.retriedAttempts).toEqual([]);
+      expect(existsSync(join(out, t.artifactDir, "attempts"))).toBe(false);
+    }
+    expect(rescuer.output()).toMatch(
+      new RegExp(
+        `trial \\d+ \\(${trial.replace(/-(\d+)$/, "/fix-value #$1")}, attempt 1\\) started`,
+      ),
+    );
+    rescuer.child.kill("SIGTERM");
+    expect(await rescuer.exited).toBe(0);
+  }, 60_000);
+
+  it("a coordinator killed mid-run and resumed takes the results its workers finished meanwhile", async () => {
+    const gateDir = await gate();
+    const steady = await worker("steady", gateDir);
+    const out = exp.freshOut("killed-coordinator");
+    const first = coordinator(out);
+    await until(async () => (await started(gateDir)).length > 0);
+    const [name] = await started(gateDir);
+    await writeFile(
+      join(gateDir, `open-${(name as string).replace(/^started-/, "").replace(/-\d+$/, "")}`),
+      "",
+    );
+    await until(async () => (await finishedTrials(out)) >= 1);
+    first.child.kill("SIGKILL");
+    await first.exited;
+    await writeFile(join(gateDir, "open-all"), "");
+    const resumed = coordinator(out, ["--resume"]);
+    expect(await resumed.exited).toBe(exitFor(reference));
+    const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(outcomes(verdict)).toEqual(outcomes(reference));
+    expect(verdict.resumedTrials).toBeGreaterThanOrEqual(1);
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    try {
+      const counts = await queue.getJobCounts("waiting", "active", "completed", "failed");
+      expect(counts).toEqual({ waiting: 0, active: 0, completed: 0, failed: 0 });
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    steady.child.kill("SIGTERM");
+    expect(await steady.exited).toBe(0);
+  }, 60_000);
+
+  it("Ctrl-C removes the run's queued trials and exits 130; --resume finishes the run", async () => {
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    try {
+      const out = exp.freshOut("ctrl-c");
+      const run = coordinator(out);
+      await until(async () => (await queue.getWaitingCount()) === reference.trials.length);
+      run.child.kill("SIGINT");
+      expect(await run.exited).toBe(130);
+      expect(await queue.getJobCounts("waiting", "active", "completed", "failed")).toEqual({
+        waiting: 0,
+        active: 0,
+        completed: 0,
+        failed: 0,
+      });
+      const stopped = (await readJson(out, "verdict.json")) as VerdictDocument;
+      expect(stopped.interrupted).toBe(true);
+      const gateDir = await gate();
+      await writeFile(join(gateDir, "open-all"), "");
+      const helper = await worker("after-ctrl-c", gateDir);
+      expect(await coordinator(out, ["--resume"]).exited).toBe(exitFor(reference));
+      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+        outcomes(reference),
+      );
+      helper.child.kill("SIGTERM");
+      await helper.exited;
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  it("a worker refuses a job of another harnesslab version with a clear error", async () => {
+    const gateDir = await gate();
+    const strict = await worker("strict", gateDir);
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    const events = new QueueEvents(TRIALS_QUEUE, {
+      connection: new Redis(redis.url, { maxRetriesPerRequest: null }),
+      prefix: KEY_PREFIX,
+    });
+    try {
+      await events.waitUntilReady();
+      const job = await queue.add("trial", {
+        protocol: QUEUE_PROTOCOL,
+        harnesslab: "0.0.0-other",
+        runId: "r",
+      });
+      const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
+      expect(result).toMatchObject({ kind: "refused", worker: "strict", code: "version" });
+      expect(result.message).toBe(
+        `worker strict runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab 0.0.0-other (queue protocol ${QUEUE_PROTOCOL}): run the same harnesslab version on the coordinator and every worker`,
+      );
+      await strict.waitFor("refused job");
+    } finally {
+      await queue.obliterate({ force: true });
+      await events.close();
+      await queue.close();
+      connection.disconnect();
+      strict.child.kill("SIGTERM");
+      await strict.exited;
+    }
+  }, 30_000);
+
+  it("a job whose bundle is gone from Redis is the trial's infrastructure error, not a hang", async () => {
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    try {
+      const out = exp.freshOut("no-bundle");
+      const run = coordinator(out);
+      await until(async () => (await queue.getWaitingCount()) === reference.trials.length);
+      for (const key of await connection.keys(`${KEY_PREFIX}:bundle:*`)) await connection.del(key);
+      const gateDir = await gate();
+      await writeFile(join(gateDir, "open-all"), "");
+      const late = await worker("late", gateDir);
+      expect(await run.exited).toBe(1);
+      const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+      expect(verdict.trials.map((t) => t.infraReason)).toEqual(
+        reference.trials.map(() => "harness_error"),
+      );
+      expect(verdict.trials[0]?.explanation).toMatch(
+        /bundle sha256:[0-9a-f]{64} is not in Redis at redis:\/\/127\.0\.0\.1:\d+ \(it expired or was removed\)/,
+      );
+      late.child.kill("SIGTERM");
+      await late.exited;
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  // Last: it takes Redis away.
+  it("Redis going away mid-run stops the run with an error naming it (exit 1, resumable)", async () => {
+    const gateDir = await gate();
+    const orphan = await worker("orphan", gateDir);
+    const out = exp.freshOut("redis-gone");
+    const run = coordinator(out);
+    await until(async () => (await started(gateDir)).length > 0);
+    await redis.kill();
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain(`lost the connection to Redis at ${redis.url}`);
+    const stopped = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(stopped.interrupted).toBe(true);
+    expect(stopped.reason).toMatch(
+      new RegExp(
+        `^the run stopped after 0 of 4 trials: lost the connection to Redis at ${redis.url.replace(/[./]/g, "\\$&")} .*; run again with --resume to finish it$`,
+      ),
+    );
+    expect(await orphan.exited).toBe(1);
+    expect(orphan.output()).toContain(`lost the connection to Redis at ${redis.url}`);
+
+    await redis.restart();
+    await writeFile(join(gateDir, "open-all"), "");
+    const fresh = await worker("fresh", gateDir);
+    expect(await coordinator(out, ["--resume"]).exited).toBe(exitFor(reference));
+    expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+      outcomes(reference),
+    );
+    fresh.child.kill("SIGTERM");
+    await fresh.exited;
+  }, 60_000);
+});
+
+/** The exit code `compare run` gives a verdict. */
+function exitFor(verdict: VerdictDocument): number {
+  return verdict.status === "accept" || verdict.status === "need_more_work" ? 0 : 1;
+}
+
+/** How many trials of a run in `out` have their record. */
+async function finishedTrials(out: string): Promise<number> {
+  let count = 0;
+  for (const variant of ["baseline", "fixer"])
+    for (const trial of ["trial-001", "trial-002"])
+      if (existsSync(join(out, variant, "fix-value", trial, "metrics.json"))) count += 1;
+  return count;
+}
+
+/** A file's text with the times in it (durations, offsets, a test runner's timings) left out. */
+function untimed(text: string): string {
+  return text
+    .replace(/"(atMs|durationMs|wallTimeMs|elapsedMs|agentMs|apiMs)": \d+(\.\d+)?/g, '"$1": 0')
+    .replace(/duration_ms:? [\d.]+/g, "duration_ms 0");
+}
+
+/** Every value a key holds, as text (a bundle unpacked from its gzip). */
+async function valuesOf(connection: Redis, key: string): Promise<string[]> {
+  const type = await connection.type(key);
+  if (type === "string") {
+    const bytes = (await connection.getBuffer(key)) ?? Buffer.alloc(0);
+    return [
+      key.startsWith(`${KEY_PREFIX}:bundle:`) ? gunzipSync(bytes).toString() : bytes.toString(),
+    ];
+  }
+  if (type === "hash") return Object.values(await connection.hgetall(key));
+  if (type === "list") return connection.lrange(key, 0, -1);
+  if (type === "set") return connection.smembers(key);
+  if (type === "zset") return connection.zrange(key, "0", "-1");
+  if (type === "stream")
+    return (await connection.xrange(key, "-", "+")).flatMap(([, fields]) => fields);
+  return [];
+}
