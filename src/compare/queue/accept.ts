@@ -2,9 +2,9 @@
 // has, each of the shape its schema gives, for the trial the job named. A worker is the user's
 // own machine, but what it returns crossed Redis: it is checked as any other input before it
 // becomes a record the coordinator seals.
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import {
   type TrialMetrics,
@@ -138,4 +138,29 @@ export async function writeTrialFolder(
 ): Promise<void> {
   await mkdir(artifactDir, { recursive: true });
   for (const [name, bytes] of files) await writeFileAtomic(join(artifactDir, name), bytes);
+}
+
+/** A worker's trial folder (it has no subfolder there) as one compressed value for its result. */
+export async function packTrialFolder(dir: string): Promise<Buffer> {
+  const files: Record<string, string> = {};
+  for (const name of (await readdir(dir)).sort())
+    files[name] = (await readFile(join(dir, name))).toString("base64");
+  return gzipSync(Buffer.from(JSON.stringify(files)));
+}
+
+/**
+ * The trial attempts a coordinator took a result for. BullMQ completes a job once, but a job
+ * that stalled (its worker killed) runs again, and nothing may let two results of one attempt
+ * both become its record: the first is taken, any other ignored.
+ */
+export class AcceptedResults {
+  readonly #taken = new Set<string>();
+
+  /** True the first time for a trial's attempt, false for every later result of it. */
+  claim(seq: number, attempt: number): boolean {
+    const key = `${seq}:${attempt}`;
+    if (this.#taken.has(key)) return false;
+    this.#taken.add(key);
+    return true;
+  }
 }

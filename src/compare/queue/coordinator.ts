@@ -8,7 +8,7 @@ import { type Job, Queue, QueueEvents } from "bullmq";
 import type { TrialAttempt, TrialMetrics } from "../../artifacts/index.js";
 import type { TrialJob } from "../experiment.js";
 import type { TrialPlaceFactory } from "../run/runner.js";
-import { checkTrialResult, writeTrialFolder } from "./accept.js";
+import { AcceptedResults, checkTrialResult, writeTrialFolder } from "./accept.js";
 import { packBundle } from "./bundle.js";
 import { connect, type QueueAddress, reach } from "./connection.js";
 import {
@@ -74,8 +74,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
     /** Jobs this run added that no worker has finished, and how to end a wait for one. */
     const added = new Set<string>();
     const inFlight = new Map<string, (waited: Waited) => void>();
-    /** Trial attempts whose result was taken (exactly once, by job id). */
-    const accepted = new Set<string>();
+    const accepted = new AcceptedResults();
 
     const base = {
       protocol: QUEUE_PROTOCOL,
@@ -148,17 +147,18 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         await queue.remove(id).catch(() => {});
         throw new Error(`the trial's job ${id} failed on its worker: ${waited.message}`);
       }
-      if (accepted.has(id)) {
-        queueOptions.log?.(`queue: a second result for job ${id} was ignored`);
-        return null;
-      }
       const result = trialResultSchema.safeParse(waited.value);
       await queue.remove(id).catch(() => {});
       if (!result.success)
         throw new Error(
           `the trial's job ${id} came back with something that is not a queue protocol ${QUEUE_PROTOCOL} result`,
         );
-      accepted.add(id);
+      if (!accepted.claim(job.seq, attempt)) {
+        queueOptions.log?.(
+          `queue: a second result for trial ${job.seq}, attempt ${attempt}, was ignored`,
+        );
+        return null;
+      }
       if (result.data.kind === "refused") {
         if (result.data.code === "version") {
           stopRun(result.data.message);

@@ -20,6 +20,7 @@ import { loadHarnessCatalog, loadManifest } from "../manifest/index.js";
 import { calibrationExperiment } from "../run/calibrate.js";
 import { type Prepared, prepareOrThrow } from "../run/preflight.js";
 import { runTrial } from "../trial/trial.js";
+import { packTrialFolder } from "./accept.js";
 import { openBundle, unpackBundle } from "./bundle.js";
 import { connect, type QueueAddress, reach } from "./connection.js";
 import {
@@ -232,7 +233,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         log(`worker ${name}: trial ${trial.seq} stopped; handed back`);
         return null;
       }
-      const files = await folderFiles(artifactDir);
+      const files = await packTrialFolder(artifactDir);
       log(`worker ${name}: trial ${trial.seq} done: ${metrics.outcome}`);
       return resultOf(metrics, files);
     } finally {
@@ -321,12 +322,4 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
 function versionOf(data: unknown): { protocol: unknown; harnesslab: unknown } {
   const fields = (data ?? {}) as { protocol?: unknown; harnesslab?: unknown };
   return { protocol: fields.protocol ?? "none", harnesslab: fields.harnesslab ?? "unknown" };
-}
-
-/** Every file a trial folder holds (it has no subfolder on a worker), compressed as one. */
-async function folderFiles(dir: string): Promise<Buffer> {
-  const files: Record<string, string> = {};
-  for (const name of (await readdir(dir)).sort())
-    files[name] = (await readFile(join(dir, name))).toString("base64");
-  return gzipSync(Buffer.from(JSON.stringify(files)));
 }
