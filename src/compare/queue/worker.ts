@@ -2,10 +2,9 @@
 // function a local run uses, under the same sandbox and policy. It reads the experiment from
 // the run's bundle (checked against its hash), holds no run key (the coordinator seals), and
 // takes credentials from its own environment only.
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
 import { type Job, WaitingError, Worker } from "bullmq";
 import type { TrialMetrics } from "../../artifacts/index.js";
 import {
