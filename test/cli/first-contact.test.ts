@@ -6,7 +6,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runHarness } from "../support/cli.js";
+import { runHarness, runHarnessProcess } from "../support/cli.js";
 import {
   EXAMPLE_DIR,
   makeExperiment,
@@ -108,6 +108,36 @@ describe("validate means will start", () => {
     expect(validate.stderr).toContain("careful");
   });
 
+  it("reports an agent module that does not load, at its file and line, and run stops before any trial", async () => {
+    await exp.writeAgent(
+      "unfinished.mjs",
+      "export default async function agent({ tools }) {\n  return (\n",
+    );
+    const manifest = join(exp.dir, "unfinished.json");
+    await writeFile(
+      manifest,
+      JSON.stringify(
+        syntheticManifest({
+          variants: [
+            { id: "baseline", composition: "plain", agent: "nop" },
+            { id: "broken", composition: "careful", agent: "./agents/unfinished.mjs" },
+          ],
+        }),
+      ),
+    );
+    // A process of its own: the test runner loads modules its own way, without Node's errors.
+    const validate = await runHarnessProcess(["compare", "validate", manifest]);
+    expect(validate.exitCode).toBe(1);
+    expect(validate.stderr).toMatch(
+      /variants\[1\]\.agent: agent module unfinished\.mjs:3 failed to load: SyntaxError: /,
+    );
+    const out = join(exp.base, "unfinished");
+    const run = await runHarness(["compare", "run", manifest, "--out", out]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain("cannot load the agents");
+    await expect(readdir(out)).rejects.toThrow();
+  });
+
   it("stops a real host without credentials before any trial, naming the variable, and writes nothing", async () => {
     const manifest = join(EXAMPLE_DIR, "experiment.claude.json");
     const out = join(exp.base, "no-credentials");
@@ -192,6 +222,32 @@ describe("the console says what went wrong", () => {
     expect(run.stderr).toMatch(
       /broken\/fix-value #\d: agent error: the agent threw: tools\.reed is not a function\n/,
     );
+    // Where in the agent's own files: its stack's frame in the module.
+    await exp.writeAgent(
+      "throws-deep.mjs",
+      'function step() {\n  throw new Error("lost the plot");\n}\nexport default async () => step();\n',
+    );
+    const deep = join(exp.dir, "throws-deep.json");
+    await writeFile(
+      deep,
+      JSON.stringify(
+        syntheticManifest({
+          variants: [
+            { id: "baseline", composition: "plain", agent: "nop" },
+            { id: "broken", composition: "careful", agent: "./agents/throws-deep.mjs" },
+          ],
+        }),
+      ),
+    );
+    const deepRun = await runHarness([
+      "compare",
+      "run",
+      deep,
+      "--out",
+      join(exp.base, "throws-deep"),
+    ]);
+    await (await import("node:fs/promises")).cp(exp.base, "/tmp/keepexp", { recursive: true });
+    expect(deepRun.stderr).toMatch(/the agent threw: lost the plot \(at throws-deep\.mjs:2:9\)/);
   });
 
   it("prints the top causes of infrastructure errors under the verdict", async () => {
