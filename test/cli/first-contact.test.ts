@@ -239,14 +239,13 @@ describe("the console says what went wrong", () => {
         }),
       ),
     );
-    const deepRun = await runHarness([
+    const deepRun = await runHarnessProcess([
       "compare",
       "run",
       deep,
       "--out",
       join(exp.base, "throws-deep"),
     ]);
-    await (await import("node:fs/promises")).cp(exp.base, "/tmp/keepexp", { recursive: true });
     expect(deepRun.stderr).toMatch(/the agent threw: lost the plot \(at throws-deep\.mjs:2:9\)/);
   });
 

@@ -40,7 +40,7 @@ const CLI_SOURCE = fileURLToPath(new URL("../../src/cli/bin.ts", import.meta.url
 export async function runHarnessProcess(argv: string[], cwd = process.cwd()): Promise<CliRun> {
   const result = await runCommand([process.execPath, "--import", "tsx", CLI_SOURCE, ...argv], {
     cwd,
-    env: { ...process.env, HL_DEBUG_LOC: "1" },
+    env: process.env,
     timeoutMs: 120_000,
   });
   return { exitCode: result.exitCode ?? -1, stdout: result.stdout, stderr: result.stderr };
