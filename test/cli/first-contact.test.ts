@@ -4,8 +4,9 @@
 
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCommand } from "../../src/shared/index.js";
 import { runHarness, runHarnessProcess } from "../support/cli.js";
 import {
   EXAMPLE_DIR,
@@ -13,6 +14,8 @@ import {
   syntheticManifest,
   type TempExperiment,
 } from "../support/experiment.js";
+
+const REPO = resolve(import.meta.dirname, "../..");
 
 let exp: TempExperiment;
 beforeAll(async () => {
@@ -34,7 +37,6 @@ describe("harness init", () => {
     const dir = join(exp.base, "scaffold");
     const init = await runHarness(["init", dir]);
     expect(init.exitCode, init.stderr).toBe(0);
-    expect(init.stdout).toContain("harness compare run");
     expect((await readdir(dir)).sort()).toEqual([
       "README.md",
       "agents",
@@ -43,17 +45,25 @@ describe("harness init", () => {
       "prompt.md",
       "setup.harness",
     ]);
-    const validate = await runHarness(["compare", "validate", join(dir, "experiment.json")]);
-    expect(validate.exitCode, validate.stderr).toBe(0);
-    const run = await runHarness([
-      "compare",
-      "run",
-      join(dir, "experiment.json"),
-      "--out",
-      join(dir, "runs", "1"),
+    // The commands it prints work as pasted, from anywhere: they name this harnesslab's program
+    // (in a clone, `node …/dist/cli/bin.js`), never an `npx harness` that would fetch another.
+    const next = init.stdout
+      .split("next:\n")[1]!
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean);
+    expect(next).toEqual([
+      `cd ${dir}`,
+      `node ${join(REPO, "dist", "cli", "bin.js")} compare validate experiment.json`,
+      `node ${join(REPO, "dist", "cli", "bin.js")} compare run experiment.json --out runs/1`,
     ]);
-    expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^verdict: accept — careful is better than baseline/);
+    const pasted = await runCommand(["sh", "-c", next.join(" && ")], {
+      cwd: exp.base,
+      env: process.env,
+      timeoutMs: 120_000,
+    });
+    expect(pasted.exitCode, pasted.stderr).toBe(0);
+    expect(pasted.stdout).toMatch(/verdict: accept — careful is better than baseline/);
     // The README explains every file it wrote.
     const readme = await readFile(join(dir, "README.md"), "utf8");
     for (const file of ["experiment.json", "setup.harness", "prompt.md", "fixture/", "agents/"])
