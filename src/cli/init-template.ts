@@ -103,7 +103,7 @@ function harnessSource(host: InitHost): string {
       ? "prompt-preamble strength advisory"
       : "permission-callback strength enforced";
   return `// Two setups for the same task, written once. Edit the components (what the agent is told
-// and held to), then compare the compositions with \`harness compare run experiment.json\`.
+// and held to), then compare the compositions with \`harness compare run experiment.json --out runs/1\`.
 
 component coding-loop {
   kind workflow
@@ -215,8 +215,17 @@ const HOST_NOTES: Record<InitHost, string> = {
     "The variants run Qoder. Install it next to harnesslab (`QODER_SKIP_DOWNLOAD=1 npm install @qoder-ai/qoder-agent-sdk @qoder-ai/qodercli`) and set `QODER_PERSONAL_ACCESS_TOKEN`. Qoder cannot run inside harnesslab's OS sandbox, so runs need `--unsafe-no-sandbox`.",
 };
 
-function readme(host: InitHost, dir: string): string {
+/** The commands that validate and run the experiment, from its own directory. */
+export function nextCommands(host: InitHost, harness: string): string[] {
   const unsafe = host === "qoder" ? " --unsafe-no-sandbox" : "";
+  return [
+    "cd <this directory>",
+    `${harness} compare validate experiment.json${unsafe}`,
+    `${harness} compare run experiment.json --out runs/1${unsafe}`,
+  ];
+}
+
+function readme(host: InitHost, harness: string): string {
   return `# A harnesslab experiment
 
 Does telling an agent to run the tests before it finishes make it fix bugs more reliably?
@@ -225,12 +234,14 @@ and gives a verdict: \`accept\` (the careful setup is better), \`reject\`, or \`
 
 ${HOST_NOTES[host]}
 
-Run it:
+Run it from this directory:
 
 \`\`\`sh
-npx harness compare validate ${dir}/experiment.json${unsafe}
-npx harness compare run ${dir}/experiment.json --out ${dir}/runs/1${unsafe}
+${nextCommands(host, harness).slice(1).join("\n")}
 \`\`\`
+
+(\`${harness}\` is how this machine runs the harnesslab that wrote these files; the commands
+below say \`harness\` for it.)
 
 The verdict and every trial's evidence (the patch, the grader checks, every tool call the
 policy decided) are under \`runs/1/\`; open \`runs/1/verdict.html\`.
@@ -258,9 +269,9 @@ ${host === "scripted" ? "| `agents/` | the scripted agents that stand in for a r
 }
 
 /** Every file of the experiment, relative path → content. */
-export function initFiles(host: InitHost, dir: string): Record<string, string> {
+export function initFiles(host: InitHost, harness: string): Record<string, string> {
   const files: Record<string, string> = {
-    "README.md": readme(host, dir),
+    "README.md": readme(host, harness),
     "experiment.json": manifest(host),
     "setup.harness": harnessSource(host),
     "prompt.md": PROMPT,

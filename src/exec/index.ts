@@ -53,6 +53,7 @@ export {
   redactText,
   secretValuesFromEnv,
 } from "./redact.js";
+export { importAgentModule } from "./scripted/agents.js";
 export type {
   BashOutput,
   GrepMatch,

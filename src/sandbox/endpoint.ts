@@ -81,6 +81,8 @@ export interface ProxiedRequest {
   status: number;
   /** Why the proxy refused it; absent when forwarded. */
   refused?: string;
+  /** Why the upstream could not be reached for it (`getaddrinfo ENOTFOUND api.example.com`). */
+  upstreamError?: string;
 }
 
 export interface EndpointProxy {
@@ -167,7 +169,10 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     );
     // A failure to reach the endpoint reaches the client as what it is, a broken connection,
     // so each host classifies it as it would classify a network failure of its own.
-    forwarded.on("error", () => response.socket?.destroy());
+    forwarded.on("error", (error) => {
+      entry.upstreamError = error.message;
+      response.socket?.destroy();
+    });
     // A client that went away (its run ended) needs no answer: stop asking the upstream.
     response.on("close", () => {
       if (!response.writableFinished) forwarded.destroy();

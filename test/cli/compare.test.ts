@@ -108,12 +108,15 @@ describe("harness compare run", () => {
     expect(run.exitCode).toBe(1);
   });
 
-  it("exits 1 on an infrastructure error (an agent module without a default export)", async () => {
+  it("exits 1 on an infrastructure error (a grader program that is not installed)", async () => {
+    const task = (syntheticManifest().tasks as Array<Record<string, unknown>>)[0]!;
     const manifest = await exp.writeManifest(
       syntheticManifest({
-        variants: [
-          { id: "baseline", composition: "plain", agent: "nop" },
-          { id: "broken", composition: "careful", agent: "./agents/no-default.mjs" },
+        tasks: [
+          {
+            ...task,
+            graders: [{ kind: "command", id: "missing", argv: ["harnesslab-no-such-program"] }],
+          },
         ],
       }),
       "infra.json",
@@ -123,10 +126,25 @@ describe("harness compare run", () => {
     expect(run.exitCode).toBe(1);
     const verdict = verdictDocumentSchema.parse(JSON.parse(run.stdout));
     expect(verdict.status).toBe("infrastructure_error");
-    expect(verdict.trials.filter((t) => t.variant === "broken").map((t) => t.infraReason)).toEqual([
-      "config_invalid",
-      "config_invalid",
-    ]);
+    expect(new Set(verdict.trials.map((t) => t.infraReason))).toEqual(new Set(["grader_failed"]));
+  });
+
+  it("exits 2 before any trial for an agent module without a default export", async () => {
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "broken", composition: "careful", agent: "./agents/no-default.mjs" },
+        ],
+      }),
+      "no-default.json",
+    );
+    const out = exp.freshOut("no-default-out");
+    const run = await runHarness(["compare", "run", manifest, "--out", out]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain(
+      "variants[1].agent: agent module no-default.mjs has no default-exported function",
+    );
   });
 
   it("exits 2 naming the field for a bad manifest, and writes nothing", async () => {

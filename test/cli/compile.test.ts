@@ -138,8 +138,10 @@ describe("harness resolve", () => {
     const run = await runHarness(["resolve", ...files, "--composition", "strict"], dir);
     expect(run.exitCode).toBe(1);
     expect(run.stdout).toContain("composition strict for host pi failed to resolve");
+    // The error is the reference implementation's, word for word; the fix line is ours.
     expect(run.stderr).toBe(
-      "error: Component 'gate' realizes 'advisory' on host 'pi', below the preferred 'enforced' and the requirement declares 'on-degrade fail'.\n",
+      "error: Component 'gate' realizes 'advisory' on host 'pi', below the preferred 'enforced' and the requirement declares 'on-degrade fail'.\n" +
+        "fix: gate: lower its `preferred` to 'advisory' or make it `on-degrade report` in the composition, or bind it for this host with a mechanism its executor realizes at 'enforced' or stronger (docs/language.md#strengths-degradation-and-resolution)\n",
     );
     const json = await runHarness(["resolve", ...files, "--composition", "strict", "--json"], dir);
     expect(json.exitCode).toBe(1);
@@ -158,6 +160,13 @@ describe("harness resolve", () => {
     expect(result.report.errors).toEqual([
       "Component 'gate' realizes 'unsupported' on host 'codex', below the required minimum 'advisory'.",
     ]);
+    const text = await runHarness(
+      ["resolve", ...files, "--composition", "lenient", "--host", "codex"],
+      dir,
+    );
+    expect(text.stderr).toContain(
+      "fix: gate: lower its `minimum` to 'unsupported' in the composition, or bind gate for this host (`binding gate for <host> { mechanism … strength … }`)",
+    );
   });
 
   it("exits 2 listing the allowed hosts for an unknown --host", async () => {

@@ -4,15 +4,18 @@
 
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runHarness } from "../support/cli.js";
+import { runCommand } from "../../src/shared/index.js";
+import { runHarness, runHarnessProcess } from "../support/cli.js";
 import {
   EXAMPLE_DIR,
   makeExperiment,
   syntheticManifest,
   type TempExperiment,
 } from "../support/experiment.js";
+
+const REPO = resolve(import.meta.dirname, "../..");
 
 let exp: TempExperiment;
 beforeAll(async () => {
@@ -34,7 +37,6 @@ describe("harness init", () => {
     const dir = join(exp.base, "scaffold");
     const init = await runHarness(["init", dir]);
     expect(init.exitCode, init.stderr).toBe(0);
-    expect(init.stdout).toContain("harness compare run");
     expect((await readdir(dir)).sort()).toEqual([
       "README.md",
       "agents",
@@ -43,17 +45,25 @@ describe("harness init", () => {
       "prompt.md",
       "setup.harness",
     ]);
-    const validate = await runHarness(["compare", "validate", join(dir, "experiment.json")]);
-    expect(validate.exitCode, validate.stderr).toBe(0);
-    const run = await runHarness([
-      "compare",
-      "run",
-      join(dir, "experiment.json"),
-      "--out",
-      join(dir, "runs", "1"),
+    // The commands it prints work as pasted, from anywhere: they name this harnesslab's program
+    // (in a clone, `node …/dist/cli/bin.js`), never an `npx harness` that would fetch another.
+    const next = init.stdout
+      .split("next:\n")[1]!
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean);
+    expect(next).toEqual([
+      `cd ${dir}`,
+      `node ${join(REPO, "dist", "cli", "bin.js")} compare validate experiment.json`,
+      `node ${join(REPO, "dist", "cli", "bin.js")} compare run experiment.json --out runs/1`,
     ]);
-    expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^verdict: accept — careful is better than baseline/);
+    const pasted = await runCommand(["sh", "-c", next.join(" && ")], {
+      cwd: exp.base,
+      env: process.env,
+      timeoutMs: 120_000,
+    });
+    expect(pasted.exitCode, pasted.stderr).toBe(0);
+    expect(pasted.stdout).toMatch(/verdict: accept — careful is better than baseline/);
     // The README explains every file it wrote.
     const readme = await readFile(join(dir, "README.md"), "utf8");
     for (const file of ["experiment.json", "setup.harness", "prompt.md", "fixture/", "agents/"])
@@ -106,6 +116,36 @@ describe("validate means will start", () => {
     const problem = /careful[^\n]*enforced[^\n]*/.exec(run.stderr)?.[0];
     expect(problem).toBeDefined();
     expect(validate.stderr).toContain("careful");
+  });
+
+  it("reports an agent module that does not load, at its file and line, and run stops before any trial", async () => {
+    await exp.writeAgent(
+      "unfinished.mjs",
+      "export default async function agent({ tools }) {\n  return (\n",
+    );
+    const manifest = join(exp.dir, "unfinished.json");
+    await writeFile(
+      manifest,
+      JSON.stringify(
+        syntheticManifest({
+          variants: [
+            { id: "baseline", composition: "plain", agent: "nop" },
+            { id: "broken", composition: "careful", agent: "./agents/unfinished.mjs" },
+          ],
+        }),
+      ),
+    );
+    // A process of its own: the test runner loads modules its own way, without Node's errors.
+    const validate = await runHarnessProcess(["compare", "validate", manifest]);
+    expect(validate.exitCode).toBe(1);
+    expect(validate.stderr).toMatch(
+      /variants\[1\]\.agent: agent module unfinished\.mjs:3 failed to load: SyntaxError: /,
+    );
+    const out = join(exp.base, "unfinished");
+    const run = await runHarness(["compare", "run", manifest, "--out", out]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain("cannot load the agents");
+    await expect(readdir(out)).rejects.toThrow();
   });
 
   it("stops a real host without credentials before any trial, naming the variable, and writes nothing", async () => {
@@ -192,6 +232,31 @@ describe("the console says what went wrong", () => {
     expect(run.stderr).toMatch(
       /broken\/fix-value #\d: agent error: the agent threw: tools\.reed is not a function\n/,
     );
+    // Where in the agent's own files: its stack's frame in the module.
+    await exp.writeAgent(
+      "throws-deep.mjs",
+      'function step() {\n  throw new Error("lost the plot");\n}\nexport default async () => step();\n',
+    );
+    const deep = join(exp.dir, "throws-deep.json");
+    await writeFile(
+      deep,
+      JSON.stringify(
+        syntheticManifest({
+          variants: [
+            { id: "baseline", composition: "plain", agent: "nop" },
+            { id: "broken", composition: "careful", agent: "./agents/throws-deep.mjs" },
+          ],
+        }),
+      ),
+    );
+    const deepRun = await runHarnessProcess([
+      "compare",
+      "run",
+      deep,
+      "--out",
+      join(exp.base, "throws-deep"),
+    ]);
+    expect(deepRun.stderr).toMatch(/the agent threw: lost the plot \(at throws-deep\.mjs:2:9\)/);
   });
 
   it("prints the top causes of infrastructure errors under the verdict", async () => {

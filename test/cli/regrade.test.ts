@@ -106,6 +106,10 @@ describe("harness compare regrade --grader-contract on the readme-compare exampl
       dir,
     );
     expect(run.exitCode, run.stderr).toBe(0);
+    // Not a terminal: a progress line per re-graded trial, ending at the total.
+    const progress = run.stderr.split("\n").filter((line) => line.startsWith("re-grading "));
+    expect(progress.length).toBeGreaterThan(0);
+    expect(progress.at(-1)).toMatch(/^re-grading (\d+)\/\1$/);
     const lines = run.stdout.trimEnd().split("\n");
     expect(lines[0]).toBe(
       `grader contract write-readme/${README_GRADER}: ${join(dir, "contract.json")} ${runContractHash} (from --grader-contract; same as the run)`,

@@ -468,6 +468,12 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
       ANTHROPIC_API_KEY: FAKE_KEY,
     }).run(input);
     expect(receipt).toMatchObject({ status: "infra_error", infraReason: "network_unreachable" });
+    // Claude Code names the base URL it was given, the harness's proxy; the receipt says which
+    // endpoint really failed and why.
+    expect(receipt.error).toContain(
+      `harnesslab forwards the host's model requests to http://127.0.0.1:${port}`,
+    );
+    expect(receipt.error).toContain("ECONNREFUSED");
   });
 
   it.each([

@@ -31,22 +31,39 @@ async function guideExample(): Promise<string> {
   return block![1]!;
 }
 
+const TYPE_CHECK_MARKER = "<!-- scripted-agents.md: type-check command -->";
+
+/** The guide's type-check command, as the options it gives tsc. */
+async function documentedTypeCheckOptions(): Promise<Record<string, unknown>> {
+  const text = await readFile(GUIDE, "utf8");
+  const at = text.indexOf(TYPE_CHECK_MARKER);
+  expect(at, `${GUIDE} has no "${TYPE_CHECK_MARKER}" marker`).toBeGreaterThan(-1);
+  const command = /^```sh\n(npx tsc [^\n]*)\n```$/m.exec(text.slice(at))?.[1];
+  expect(command, "the marker is followed by an `npx tsc …` block").toBeDefined();
+  const words = command!.split(/\s+/).slice(2);
+  const options: Record<string, unknown> = {};
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    if (!word.startsWith("--")) continue;
+    const next = words[i + 1];
+    const name = word.slice(2);
+    if (next !== undefined && !next.startsWith("--") && !next.includes("*")) {
+      options[name] = name === "types" ? next.split(",") : next;
+      i++;
+    } else options[name] = true;
+  }
+  return options;
+}
+
 /**
- * Runs tsc over `files` the way an editor checks a file that starts with `// @ts-check`, with
- * `harnesslab` resolving to this package's sources. Returns tsc's diagnostics ("" when clean).
+ * Runs tsc over `files` with the options of the guide's command, `harnesslab` resolving to this
+ * package's sources (a user's project resolves it to the installed package's declarations).
+ * Returns tsc's diagnostics ("" when clean).
  */
 async function typeCheck(dir: string, files: string[]): Promise<string> {
   const config = {
     compilerOptions: {
-      allowJs: true,
-      checkJs: false,
-      noEmit: true,
-      strict: true,
-      module: "nodenext",
-      moduleResolution: "nodenext",
-      target: "es2022",
-      skipLibCheck: true,
-      types: ["node"],
+      ...(await documentedTypeCheckOptions()),
       typeRoots: [join(REPO, "node_modules", "@types")],
       paths: { harnesslab: [join(REPO, "src", "index.ts")] },
     },
@@ -73,7 +90,18 @@ beforeAll(async () => {
 afterAll(() => rm(base, { recursive: true, force: true }));
 
 describe("docs/scripted-agents.md", () => {
-  it("its complete example type-checks against the package's types, and a typo would not", async () => {
+  it("its type-check command checks only @ts-check files, strictly", async () => {
+    expect(await documentedTypeCheckOptions()).toMatchObject({
+      noEmit: true,
+      allowJs: true,
+      strict: true,
+      module: "nodenext",
+      moduleResolution: "nodenext",
+    });
+    expect(await documentedTypeCheckOptions()).not.toHaveProperty("checkJs");
+  });
+
+  it("its complete example type-checks with its own command against the package's types, and a typo would not", async () => {
     const dir = await mkdtemp(join(base, "tsc-"));
     const source = await guideExample();
     expect(source.startsWith("// @ts-check\n")).toBe(true);

@@ -327,9 +327,18 @@ describe("scripted host: module agents", () => {
     });
   });
 
-  it("treats a module that fails while loading as the agent's error", async () => {
+  it("treats a module that fails while loading as the experiment's error, not the agent's", async () => {
     const broken = await agentModule("export default async () => {;");
-    expect(await run(broken)).toMatchObject({ status: "agent_error", infraReason: null });
+    expect(await run(broken)).toMatchObject({
+      status: "infra_error",
+      infraReason: "config_invalid",
+      error: expect.stringContaining("failed to load"),
+    });
+    const noDefault = await agentModule("export const agent = async () => 'x';\n");
+    expect(await run(noDefault)).toMatchObject({
+      status: "infra_error",
+      error: expect.stringContaining("has no default-exported function (write `export default"),
+    });
   });
 
   it("times out a hanging agent, kills its command, and refuses its later tool calls", async () => {

@@ -390,9 +390,13 @@ async function runRegrade(
       cwd: io.cwd,
       signal: stop.signal,
       onProgress: (done, total) => {
-        if (options.json || !io.isStderrTTY) return;
-        progressShown = true;
-        io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
+        if (options.json) return;
+        // Redrawn in place on a terminal; a line each otherwise, as a run's progress (logs and
+        // CI keep every step of a regrade that takes minutes).
+        if (io.isStderrTTY) {
+          progressShown = true;
+          io.stderr(`\r\x1b[2Kre-grading ${done}/${total}`);
+        } else io.stderr(`re-grading ${done}/${total}\n`);
       },
     }).catch((error: unknown) => {
       if (!stop.signal.aborted) throw error;

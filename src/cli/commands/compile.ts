@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { Command } from "commander";
 import { HOST_IDS, type HostId, isHostId } from "../../hosts/index.js";
-import type { HarnessIrBundle, Realization } from "../../ir/index.js";
+import { compareStrength, type HarnessIrBundle, type Realization } from "../../ir/index.js";
 import {
   compileHarness,
   type Diagnostic,
@@ -177,10 +177,30 @@ async function runResolve(
   }
   io.stdout(`${lines.join("\n")}\n`);
   if (!resolved) {
-    io.stderr(`${report.errors.map((error) => `error: ${error}`).join("\n")}\n`);
+    const fixes = report.realizations.filter((r) => r.action === "failed").map(fixFor);
+    io.stderr(
+      `${[...report.errors.map((error) => `error: ${error}`), ...fixes.map((fix) => `fix: ${fix}`)].join("\n")}\n`,
+    );
     return EXIT.fail;
   }
   return EXIT.ok;
+}
+
+/**
+ * What to change for a requirement that failed: the requirement, or the binding. (The reason
+ * and error texts themselves match the reference implementation's word for word.)
+ */
+function fixFor(r: Realization): string {
+  const belowMinimum = compareStrength(r.realized, r.requestedMinimum) < 0;
+  const wanted = belowMinimum ? r.requestedMinimum : (r.requestedPreferred ?? r.requestedMinimum);
+  const requirement = belowMinimum
+    ? `lower its \`minimum\` to '${r.realized}'`
+    : `lower its \`preferred\` to '${r.realized}' or make it \`on-degrade report\``;
+  const binding =
+    r.declaredMechanism === null
+      ? `bind ${r.componentId} for this host (\`binding ${r.componentId} for <host> { mechanism … strength … }\`)`
+      : `bind it for this host with a mechanism its executor realizes at '${wanted}' or stronger`;
+  return `${r.componentId}: ${requirement} in the composition, or ${binding} (docs/language.md#strengths-degradation-and-resolution)`;
 }
 
 function renderRealizations(realizations: readonly Realization[]): string[] {

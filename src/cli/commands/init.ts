@@ -1,8 +1,10 @@
 // `harness init [dir] [--host h]`: writes a small working experiment to start from.
 import { mkdir, readdir, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
-import { INIT_HOSTS, type InitHost, initFiles } from "../init-template.js";
+import { isPathInside, shellQuote } from "../../shared/index.js";
+import { INIT_HOSTS, type InitHost, initFiles, nextCommands } from "../init-template.js";
 import { type CliIO, EXIT, UsageError } from "../io.js";
 import type { SetExitCode } from "../main.js";
 
@@ -34,21 +36,45 @@ export function registerInitCommand(program: Command, io: CliIO, setExit: SetExi
           `${dir} is not empty (${existing.length} entr${existing.length === 1 ? "y" : "ies"}); init writes only into an empty or new directory, so nothing of yours is overwritten`,
         );
       const shown = relative(io.cwd, dir) || ".";
-      const files = initFiles(options.host as InitHost, shown);
+      const harness = harnessCommand(dir);
+      const files = initFiles(options.host as InitHost, harness);
       for (const [path, content] of Object.entries(files)) {
         await mkdir(dirname(join(dir, path)), { recursive: true });
         await writeFile(join(dir, path), content, { flag: "wx" });
       }
-      const unsafe = options.host === "qoder" ? " --unsafe-no-sandbox" : "";
       io.stdout(
         [
           `wrote ${Object.keys(files).length} files to ${shown}/ (see ${shown}/README.md)`,
           "next:",
-          `  harness compare validate ${shown}/experiment.json${unsafe}`,
-          `  harness compare run ${shown}/experiment.json --out ${shown}/runs/1${unsafe}`,
+          ...nextCommands(options.host as InitHost, harness).map((line) =>
+            line.startsWith("cd ") ? `  cd ${shellWord(dir)}` : `  ${line}`,
+          ),
           "",
         ].join("\n"),
       );
       setExit(EXIT.ok);
     });
+}
+
+/** This package's own directory (dist/cli/commands → the package root). */
+const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+/**
+ * How to run this harnesslab from the experiment's directory: `npx harness` where the experiment
+ * lies in the project that has it installed, else the program's own path. (Outside such a project
+ * `npx harness` fetches an unrelated npm package of that name.)
+ */
+function harnessCommand(experimentDir: string): string {
+  const parts = PACKAGE_ROOT.split(sep);
+  const modules = parts.lastIndexOf("node_modules");
+  if (modules > 0) {
+    const project = parts.slice(0, modules).join(sep) || sep;
+    if (isPathInside(project, experimentDir)) return "npx harness";
+  }
+  return `node ${shellWord(join(PACKAGE_ROOT, "dist", "cli", "bin.js"))}`;
+}
+
+/** A word for sh, quoted only when it needs to be. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : shellQuote(text);
 }

@@ -142,7 +142,7 @@ export async function checkOutDir(
       problems.push({
         path: FIELD,
         message: entries.includes("manifest.json")
-          ? `${absolute} holds a run already (manifest.json); add --resume to finish or extend that run, or choose an empty or new directory for a new one`
+          ? `${absolute} holds a run already (manifest.json); add --resume to finish that run (with the same manifest), or choose an empty or new directory for a new one`
           : `${absolute} is not empty (${entries.length} entr${entries.length === 1 ? "y" : "ies"}); choose an empty or new directory so earlier results are never mixed in or overwritten`,
       });
   }

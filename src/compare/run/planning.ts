@@ -172,7 +172,7 @@ export function formatPlan(plan: ExperimentPlan, manifest: string, fromRuns = 0)
   const target = `a candidate ${signed(request.effect)} better than a baseline passing ${pct(request.passRate)} of trials on every task`;
   if (plan.needed === null)
     lines.push(
-      `to accept ${target} with ${pct(request.power)} power: more than ${MAX_TRIALS} trials per variant and task`,
+      `to accept ${target} with ${pct(request.power)} power: more than ${MAX_TRIALS} trials per variant and task, the most this plan simulates (more tasks help more than more trials: each task is another paired comparison)`,
     );
   else {
     const used =
@@ -197,7 +197,7 @@ export function formatPlan(plan: ExperimentPlan, manifest: string, fromRuns = 0)
   lines.push(
     `with the planned ${plan.planned.trialsPerCell} trials per variant and task: ${pct(plan.planned.atEffect.accept)} chance to accept ${signed(request.effect)}; ${
       detectable === null
-        ? "no effect up to the largest possible is detected with that power"
+        ? `no effect this baseline leaves room for (up to ${signed(1 - request.passRate)}) is detected with ${pct(request.power)} power: more trials or more tasks are needed`
         : `the smallest effect detected with ${pct(request.power)} power is ${signed(detectable.effect)}`
     }`,
     `(each chance is estimated from ${plan.runs} simulated experiments, within about ±${Math.round(100 * Math.sqrt(0.25 / plan.runs) * 2)} points)`,

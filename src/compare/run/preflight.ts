@@ -3,7 +3,7 @@
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { delimiter, join, resolve } from "node:path";
-import { type HostId, hostReadiness } from "../../exec/index.js";
+import { type HostId, hostReadiness, importAgentModule } from "../../exec/index.js";
 import type { CommandSandbox } from "../../sandbox/index.js";
 import type { InputProblem } from "../../shared/index.js";
 import { ExperimentInputError } from "../errors.js";
@@ -81,6 +81,17 @@ export async function preflight(
     }
   }
   if (failed("cannot prepare the graders", graderProblems)) return { failures };
+
+  // A scripted agent module is imported now, as every trial would: one that does not load fails
+  // here, before any trial, rather than as a trial's infrastructure error each time.
+  const agentProblems: InputProblem[] = [];
+  for (const [index, variant] of experiment.variants.entries()) {
+    if (variant.agent?.kind !== "module") continue;
+    const imported = await importAgentModule(variant.agent.modulePath);
+    if (!imported.ok)
+      agentProblems.push({ path: `variants[${index}].agent`, message: imported.error });
+  }
+  if (failed("cannot load the agents", agentProblems)) return { failures };
 
   let containment: ChosenSandbox | undefined;
   try {

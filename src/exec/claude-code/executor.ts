@@ -27,6 +27,7 @@ import {
   CREDENTIAL_PLACEHOLDER,
   containHost,
   spawnContained,
+  upstreamFailureNote,
 } from "../sdk/contained.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { outcomeFromResult, outcomeFromThrown } from "./classify.js";
@@ -204,7 +205,14 @@ export class ClaudeCodeExecutor implements Executor {
         abortGraceMs: this.options.abortGraceMs ?? 10_000,
         builder,
       });
-      return builder.finishWith(this.outcome(state, thrown, deadline.why(), input.timeoutMs));
+      const outcome = this.outcome(state, thrown, deadline.why(), input.timeoutMs);
+      const note =
+        outcome.infraReason === "network_unreachable" && endpoint.ok
+          ? upstreamFailureNote(host, endpoint.upstream)
+          : null;
+      return builder.finishWith(
+        note === null ? outcome : { ...outcome, error: `${outcome.error ?? ""} (${note})`.trim() },
+      );
     } finally {
       await host.close();
     }

@@ -29,8 +29,7 @@ export type ResolvedQoderAuth =
     }
   | { ok: false; reason: "auth_missing" | "config_invalid"; error: string };
 
-const LOGIN_HINT =
-  "set QODER_PERSONAL_ACCESS_TOKEN (or QODER_SERVICE_ACCOUNT_KEY), or configure the executor's auth";
+const LOGIN_HINT = "set QODER_PERSONAL_ACCESS_TOKEN (or QODER_SERVICE_ACCOUNT_KEY)";
 
 function fromVariable(
   env: NodeJS.ProcessEnv,
@@ -115,7 +114,7 @@ export function resolveQoderAuth(
     return {
       ok: false,
       reason: "auth_missing",
-      error: `Qoder authentication is not configured: ${LOGIN_HINT} (a qodercli login is not visible inside the run's isolated home unless the executor is given auth "qodercli-login" and qodercliConfigDir)`,
+      error: `Qoder authentication is not configured: ${LOGIN_HINT} (a \`qodercli login\` is not visible inside the run's isolated home; from the library, \`new QoderExecutor({ auth: "qodercli-login", qodercliConfigDir })\` uses one)`,
     };
   }
   switch (auth) {

@@ -1,17 +1,19 @@
 import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { basename, isAbsolute } from "node:path";
+import { basename, dirname, isAbsolute } from "node:path";
 import { pathToFileURL } from "node:url";
+import { escapeRegExp, minimalEnv, runCommand } from "../../shared/index.js";
 import { applyPatch } from "../../workspace/index.js";
 import type { TraceEvent } from "../receipt.js";
 import type { ScriptedAgent } from "./contract.js";
 
 export type LoadedAgent =
   | { ok: true; agent: ScriptedAgent; version: string }
-  /** `config_invalid`: the variant names an agent that does not exist; the environment is at fault. */
-  | { ok: false; status: "infra_error"; error: string }
-  /** The module exists but failed while loading: that is the agent's own failure. */
-  | { ok: false; status: "agent_error"; error: string };
+  /**
+   * `config_invalid`: the variant names an agent that does not exist, does not load or exports
+   * no function; the experiment is at fault, not the trial.
+   */
+  | { ok: false; status: "infra_error"; error: string };
 
 const nop: ScriptedAgent = () => "nothing to do";
 
@@ -90,22 +92,70 @@ export async function loadScriptedAgent(
   const source = await readIfFile(spec);
   if (source === null)
     return { ok: false, status: "infra_error", error: `agent module not found: ${spec}` };
+  const imported = await importAgentModule(spec);
+  if (!imported.ok) return { ok: false, status: "infra_error", error: imported.error };
+  return { ok: true, agent: imported.agent, version: sha256(source) };
+}
+
+/**
+ * Imports an agent module and takes its default export. A module that does not load (a syntax
+ * error, a throw at its top level, an import that fails) or exports no function is the
+ * experiment's configuration at fault, not a trial's failure: counted as the agent's, a broken
+ * module would make one variant fail every trial and another look better than it is.
+ */
+export async function importAgentModule(
+  modulePath: string,
+): Promise<{ ok: true; agent: ScriptedAgent } | { ok: false; error: string }> {
   let loaded: Record<string, unknown>;
   try {
-    loaded = (await import(pathToFileURL(spec).href)) as Record<string, unknown>;
+    loaded = (await import(pathToFileURL(modulePath).href)) as Record<string, unknown>;
   } catch (error) {
+    const where =
+      locationIn(error, dirname(modulePath)) ??
+      (error instanceof SyntaxError ? await syntaxErrorLine(modulePath) : null) ??
+      basename(modulePath);
+    return { ok: false, error: `agent module ${where} failed to load: ${errorLine(error)}` };
+  }
+  if (typeof loaded.default !== "function")
     return {
       ok: false,
-      status: "agent_error",
-      error: `agent module failed to load: ${(error as Error)?.message ?? String(error)}`,
+      error: `agent module ${basename(modulePath)} has no default-exported function (write \`export default async function agent(ctx) { … }\`)`,
     };
+  return { ok: true, agent: loaded.default as ScriptedAgent };
+}
+
+/**
+ * `file:line` of a syntax error in the module itself. Node's import error carries no location
+ * for it, but `node --check` prints one (a syntax error in a module it imports stays unplaced).
+ */
+async function syntaxErrorLine(modulePath: string): Promise<string | null> {
+  const checked = await runCommand([process.execPath, "--check", modulePath], {
+    cwd: dirname(modulePath),
+    env: minimalEnv(),
+    timeoutMs: 10_000,
+  });
+  const line = new RegExp(`^${escapeRegExp(modulePath)}:(\\d+)`, "m").exec(checked.stderr)?.[1];
+  return line === undefined ? null : `${basename(modulePath)}:${line}`;
+}
+
+function errorLine(error: unknown): string {
+  if (error instanceof Error)
+    return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
+  return String(error);
+}
+
+/**
+ * Where in the agent's own files an error arose (`shared.mjs:12:7`), from its stack: the first
+ * frame in a file under the agent module's directory.
+ */
+export function locationIn(error: unknown, moduleDir: string): string | null {
+  const stack = error instanceof Error ? (error.stack ?? "") : "";
+  const dirUrl = pathToFileURL(moduleDir).href;
+  for (const match of stack.matchAll(/(file:\/\/[^\s():]+):(\d+)(?::(\d+))?/g)) {
+    const [, url, line, column] = match;
+    if (url === undefined || !url.startsWith(`${dirUrl}/`)) continue;
+    const file = decodeURIComponent(url.slice(dirUrl.length + 1));
+    return column === undefined ? `${file}:${line}` : `${file}:${line}:${column}`;
   }
-  if (typeof loaded.default !== "function") {
-    return {
-      ok: false,
-      status: "infra_error",
-      error: `agent module ${basename(spec)} has no default-exported function`,
-    };
-  }
-  return { ok: true, agent: loaded.default as ScriptedAgent, version: sha256(source) };
+  return null;
 }

@@ -1,3 +1,4 @@
+import { dirname, isAbsolute } from "node:path";
 import {
   type InfraReason,
   type ReceiptStatus,
@@ -7,7 +8,7 @@ import {
 } from "../receipt.js";
 import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
 import type { Executor, ExecutorForgeAccess, ExecutorRunInput } from "../types.js";
-import { loadScriptedAgent } from "./agents.js";
+import { loadScriptedAgent, locationIn } from "./agents.js";
 import type { ScriptedAgentContext, ScriptedForge } from "./contract.js";
 import { commandEnvNames, createScriptedTools } from "./tools.js";
 
@@ -199,13 +200,19 @@ export class ScriptedExecutor implements Executor {
       case "aborted":
         trace.push({ type: "aborted" });
         return receipt("aborted", { error: "the run was aborted", agentVersion, agentMs });
-      case "threw":
-        trace.push({ type: "agent_error", error: message(ending.error) });
+      case "threw": {
+        const where =
+          input.agent !== undefined && isAbsolute(input.agent)
+            ? locationIn(ending.error, dirname(input.agent))
+            : null;
+        const text = `${message(ending.error)}${where === null ? "" : ` (at ${where})`}`;
+        trace.push({ type: "agent_error", error: text });
         return receipt("agent_error", {
-          error: `the agent threw: ${message(ending.error)}`,
+          error: `the agent threw: ${text}`,
           agentVersion,
           agentMs,
         });
+      }
       case "returned": {
         const value = ending.value;
         if (value !== undefined && typeof value !== "string") {

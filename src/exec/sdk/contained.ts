@@ -206,6 +206,20 @@ export function modelApiRequest(basePath: string): (method: string, path: string
   };
 }
 
+/**
+ * For a contained host that reported its endpoint unreachable: what the proxy saw. The host
+ * names the base URL it was given (the proxy's), not the endpoint that failed, and would send
+ * the user to check a variable the harness set.
+ */
+export function upstreamFailureNote(host: ContainedHost, upstream: string): string | null {
+  const failed = host.proxy
+    ?.log()
+    .filter((entry) => entry.upstreamError !== undefined)
+    .at(-1);
+  if (failed === undefined) return null;
+  return `harnesslab forwards the host's model requests to ${upstream} (the base URL the host names is harnesslab's own proxy), and reaching it failed: ${failed.upstreamError}`;
+}
+
 /** How long a host's sandbox may take to end by itself once the SDK is done with it. */
 const HOST_EXIT_GRACE_MS = 2_000;
 
