@@ -350,8 +350,9 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     const strict = await worker("strict", gateDir);
     const connection = new Redis(redis.url);
     const queue = queueOf(connection);
+    const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
     const events = new QueueEvents(TRIALS_QUEUE, {
-      connection: new Redis(redis.url, { maxRetriesPerRequest: null }),
+      connection: eventsConnection,
       prefix: KEY_PREFIX,
     });
     try {
@@ -371,6 +372,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       await queue.obliterate({ force: true });
       await events.close();
       await queue.close();
+      eventsConnection.disconnect();
       connection.disconnect();
       strict.child.kill("SIGTERM");
       await strict.exited;
