@@ -17,7 +17,7 @@ export const RUN_MANIFEST_VERSION = "harnesslab.run-manifest.v1";
 export const TOOL_USE_VERSION = "harnesslab.tool-use.v1";
 
 /** Per kind, how many tool calls a trial's agent made (denied ones included). */
-export const toolUseCountsSchema = z.strictObject(
+const toolUseCountsSchema = z.strictObject(
   Object.fromEntries(TOOL_USE_KINDS.map((kind) => [kind, z.int().min(0)])) as Record<
     (typeof TOOL_USE_KINDS)[number],
     z.ZodInt
@@ -34,7 +34,7 @@ export const toolUseDocumentSchema = z.strictObject({
 export type ToolUseDocument = z.infer<typeof toolUseDocumentSchema>;
 
 /** Causes of a trial's infrastructure error that the harness itself detects. */
-export const HARNESS_INFRA_REASONS = [
+const HARNESS_INFRA_REASONS = [
   "fixture_copy_failed",
   "fixture_changed",
   "git_failed",
@@ -46,14 +46,14 @@ export const HARNESS_INFRA_REASONS = [
   "forge_failed",
   "harness_error",
 ] as const;
-export const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;
-export const trialInfraReasonSchema = z.enum(TRIAL_INFRA_REASONS);
+const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;
+const trialInfraReasonSchema = z.enum(TRIAL_INFRA_REASONS);
 export type TrialInfraReason = z.infer<typeof trialInfraReasonSchema>;
 
 const sha256 = z.string().regex(/^sha256:[0-9a-f]{64}$/);
 
 /** An earlier attempt of a trial that ended in an infrastructure error and was run again (--retry-infra). */
-export const trialAttemptSchema = z.strictObject({
+const trialAttemptSchema = z.strictObject({
   attempt: z.int().min(1),
   infraReason: trialInfraReasonSchema.nullable(),
   explanation: z.string(),
@@ -69,7 +69,7 @@ export type TrialAttempt = z.infer<typeof trialAttemptSchema>;
  * --out), over the trial's metrics and the digest of every file of its folder. --resume and
  * regrade accept only records whose seal verifies.
  */
-export const recordSealSchema = z.strictObject({
+const recordSealSchema = z.strictObject({
   algorithm: z.literal("hmac-sha256"),
   /** The run whose key sealed it (manifest.json's `evidence.runId`). */
   runId: z.string(),
@@ -80,7 +80,7 @@ export const recordSealSchema = z.strictObject({
 export type RecordSeal = z.infer<typeof recordSealSchema>;
 
 /** How a run's commands were contained (verdict.json, manifest.json). */
-export const containmentSchema = z.strictObject({
+const containmentSchema = z.strictObject({
   kind: z.enum(["bwrap", "none"]),
   /** `bubblewrap 0.8.0`, or why there was no sandbox. */
   description: z.string(),
@@ -148,12 +148,12 @@ export const validationDocumentSchema = z.strictObject({
 export type ValidationDocument = z.infer<typeof validationDocumentSchema>;
 
 /** One trial as listed in verdict.json. */
-export const verdictTrialSchema = trialMetricsSchema
+const verdictTrialSchema = trialMetricsSchema
   .omit({ schemaVersion: true, graders: true, seal: true })
   .extend({ artifactDir: z.string() });
 export type VerdictTrial = z.infer<typeof verdictTrialSchema>;
 
-export const variantSummarySchema = z.strictObject({
+const variantSummarySchema = z.strictObject({
   id: z.string(),
   label: z.string(),
   composition: z.string(),
@@ -165,10 +165,9 @@ export const variantSummarySchema = z.strictObject({
   /** How the variant's agent reached forge tasks' repositories (set when the run had forge tasks). */
   forgeAccess: z.enum(["mcp", "cli"]).optional(),
 });
-export type VariantSummary = z.infer<typeof variantSummarySchema>;
 
 /** What a regrade changed against the verdict it re-grades (`compare regrade`). */
-export const regradeSummarySchema = z.strictObject({
+const regradeSummarySchema = z.strictObject({
   /** Changed trials, the baseline's first, then by variant order and folder. */
   changes: z.array(
     z.strictObject({
@@ -221,7 +220,7 @@ export const regradeSummarySchema = z.strictObject({
  */
 export type RegradeSummary = z.infer<typeof regradeSummarySchema>;
 
-export const flipEvidenceSchema = z.strictObject({
+const flipEvidenceSchema = z.strictObject({
   variant: z.string(),
   baseline: z.string(),
   task: z.string(),
@@ -244,7 +243,7 @@ export const flipEvidenceSchema = z.strictObject({
 export type FlipEvidence = z.infer<typeof flipEvidenceSchema>;
 
 /** What ran out when `--max-cost-usd` or `--max-tokens` stopped a run before every trial. */
-export const budgetStopSchema = z.strictObject({
+const budgetStopSchema = z.strictObject({
   /** Which limit stopped it. */
   limit: z.enum(["max-cost-usd", "max-tokens"]),
   value: z.number().min(0),
@@ -260,7 +259,7 @@ export const budgetStopSchema = z.strictObject({
 export type BudgetStop = z.infer<typeof budgetStopSchema>;
 
 /** An A/A run (`--calibrate`): the baseline compared with a copy of itself. */
-export const calibrationSchema = z.strictObject({
+const calibrationSchema = z.strictObject({
   /** The variant that ran twice, and the id its copy ran under. */
   variant: z.string(),
   copy: z.string(),

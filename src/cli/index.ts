@@ -1,2 +1,1 @@
-export { type CliIO, EXIT, processIO, UsageError } from "./io.js";
-export { buildProgram, runCli } from "./main.js";
+export { runCli } from "./main.js";

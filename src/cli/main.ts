@@ -12,15 +12,10 @@ import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io
 
 const packageJson = createRequire(import.meta.url)("../../package.json") as { version: string };
 
-/** The result a command action hands back: its exit code. */
-export interface CommandOutcome {
-  exitCode: number;
-}
-
 export type SetExitCode = (code: number) => void;
 
 /** Builds the `harness` program. Each command sets the exit code through `setExit`; nothing calls process.exit. */
-export function buildProgram(io: CliIO, setExit: SetExitCode): Command {
+function buildProgram(io: CliIO, setExit: SetExitCode): Command {
   const program = new Command("harness")
     .description(
       "Compare coding-agent setups with isolated trials, deterministic graders and an honest verdict.",

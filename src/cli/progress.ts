@@ -6,7 +6,7 @@ function seconds(ms: number): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-export function progressLine(p: RunProgress): string {
+function progressLine(p: RunProgress): string {
   const width = String(p.total).length;
   const parts = [
     `[${String(p.done).padStart(width)}/${p.total}]`,
@@ -24,7 +24,7 @@ export function progressLine(p: RunProgress): string {
 }
 
 /** The first line of a text, clipped: what a console line can show of an error. */
-export function firstLine(text: string, max = 200): string {
+function firstLine(text: string, max = 200): string {
   const line = text.split(/\r?\n/, 1)[0] ?? "";
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }

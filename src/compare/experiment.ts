@@ -13,13 +13,14 @@ export const HOSTS = [
   "scripted",
 ] as const satisfies readonly HostId[];
 export type { HostId };
-export type RealHostId = Exclude<HostId, "scripted">;
+
+type RealHostId = Exclude<HostId, "scripted">;
 
 /** The file tools a bounded coding run may expose (docs/manifest.md). */
 export const CODING_TOOLS = ["Read", "Glob", "Grep", "Edit", "Write", "Bash"] as const;
-export type CodingTool = (typeof CODING_TOOLS)[number];
+type CodingTool = (typeof CODING_TOOLS)[number];
 
-export type ManifestSchemaVersion = "harness-compare.v1" | "harness-compare.v2";
+type ManifestSchemaVersion = "harness-compare.v1" | "harness-compare.v2";
 
 /** How a task's outcome is graded. Every grader has an id unique within its task. */
 export type GraderSpec =
@@ -141,7 +142,7 @@ export interface VariantSpec {
 }
 
 /** Runtime settings for a real agent host, enforced around every trial. */
-export interface RealHostRuntime {
+interface RealHostRuntime {
   host: RealHostId;
   model?: string;
   tools: CodingTool[];
@@ -158,7 +159,7 @@ export interface RealHostRuntime {
 }
 
 /** Runtime settings for the offline scripted host. */
-export interface ScriptedRuntime {
+interface ScriptedRuntime {
   host: "scripted";
   timeoutMs: number;
   network: "deny";

@@ -3,7 +3,6 @@
 export * from "../artifacts/index.js";
 export { ExperimentInputError } from "./errors.js";
 export {
-  createRunKey,
   defaultStateDir,
   loadRunKey,
   type RunKey,
@@ -23,13 +22,13 @@ export {
   parseQueueUrl,
   probeQueue,
   type QueueAddress,
+  type QueueTrialsOptions,
   queueTrials,
   runWorker,
   type WorkerOptions,
 } from "./queue/index.js";
 export {
   applyContractOverrides,
-  type ContractOverride,
   type GraderContractArg,
   parseGraderContractArg,
   resolveGraderContracts,
@@ -41,23 +40,19 @@ export {
   regradeRun,
 } from "./regrade/regrade.js";
 export {
-  type ChangeDirection,
   changeDirection,
   formatRegradeReport,
-  type PassRateChange,
   type RegradeSummary,
   type RegradeTrial,
   summarizeRegrade,
-  type TrialChange,
 } from "./regrade/summary.js";
-export { type AssembledVariant, assembleExperiment, compileHarnessFiles } from "./run/assemble.js";
+export { assembleExperiment } from "./run/assemble.js";
 export {
   type BudgetLimits,
   budgetReached,
-  describeBudgetStop,
 } from "./run/budget.js";
 export { calibrationExperiment } from "./run/calibrate.js";
-export { plannedOrder, planTrials, trialArtifactDir, trialDirName } from "./run/plan.js";
+export { planTrials, trialArtifactDir } from "./run/plan.js";
 export {
   type ExperimentPlan,
   formatPlan,
@@ -72,16 +67,11 @@ export {
   preflight,
 } from "./run/preflight.js";
 export { mulberry32, shuffleInPlace } from "./run/prng.js";
-export { createRunLock, RUN_LOCK_FILE, type RunLock } from "./run/run-lock.js";
+export { createRunLock, RUN_LOCK_FILE } from "./run/run-lock.js";
 export {
   type RunExperimentOptions,
   type RunExperimentResult,
   type RunProgress,
   runExperiment,
+  type TrialPlaceFactory,
 } from "./run/runner.js";
-export {
-  classifyTrial,
-  combineGrades,
-  type TrialClassification,
-  type TrialEvidence,
-} from "./trial/classify.js";

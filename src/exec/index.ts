@@ -1,14 +1,9 @@
 export {
-  CLAUDE_AGENT_SDK_PACKAGE,
-  CLAUDE_HOST_VARIABLES,
   type ClaudeAgentSdk,
   ClaudeCodeExecutor,
   type ClaudeCodeExecutorOptions,
 } from "./claude-code/index.js";
 export {
-  CODEX_ENV_VARIABLES,
-  CODEX_SDK_PACKAGE,
-  type CodexEndpoint,
   CodexExecutor,
   type CodexExecutorOptions,
   type CodexSdkModule,
@@ -16,23 +11,15 @@ export {
 export { createExecutor } from "./factory.js";
 export * from "./loopback/index.js";
 export {
-  PI_DEFAULT_MODEL,
-  PI_HOST_VARIABLES,
-  PI_PACKAGE,
-  PI_SYSTEM_PROMPT,
-  type PiAuthStorage,
   PiExecutor,
   type PiExecutorOptions,
-  type PiModel,
   type PiSdk,
-  type PiSession,
 } from "./pi/index.js";
 export * from "./qoder/index.js";
 export { type HostProblem, hostReadiness } from "./readiness.js";
 export {
   INFRA_REASONS,
   type InfraReason,
-  PERMISSION_DECISIONS_VERSION,
   type PermissionDecisions,
   permissionDecisionsDocument,
   permissionDecisionsSchema,

@@ -104,7 +104,7 @@ export const runtimeReceiptSchema = z
   });
 export type RuntimeReceipt = z.infer<typeof runtimeReceiptSchema>;
 
-export const PERMISSION_DECISIONS_VERSION = "harnesslab.permission-decisions.v1";
+const PERMISSION_DECISIONS_VERSION = "harnesslab.permission-decisions.v1";
 
 /** The `permission-decisions.json` artifact: every decision of one trial, in call order. */
 export const permissionDecisionsSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import { maskCredentials } from "../policy/index.js";
 
 export const REDACTED = "[REDACTED]";
-export const CIRCULAR = "[Circular]";
+const CIRCULAR = "[Circular]";
 
 /**
  * Key words that name a credential whatever the value. `auth` alone counts (`auth: {…}` blocks
@@ -101,7 +101,7 @@ const DESCRIPTOR_WORDS = new Set([
 ]);
 
 /** `ANTHROPIC_API_KEY` → anthropic api key; `cacheReadInputTokens` → cache read input tokens. */
-export function keyWords(key: string): string[] {
+function keyWords(key: string): string[] {
   return key
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
     .replace(/([A-Z]+)([A-Z][a-z])/g, "$1 $2")

@@ -41,11 +41,7 @@ const DEFAULT_WAIT_WITHOUT_HEADERS_MS = 60_000;
  * `x-ratelimit-reset`) or with `retry-after` (secondary limit); a 429 without either
  * header means "wait at least a minute". Gitea and proxies send 429 with `retry-after`.
  */
-export function rateLimitWaitMs(
-  status: number,
-  headers: Headers,
-  nowMs: number,
-): number | undefined {
+function rateLimitWaitMs(status: number, headers: Headers, nowMs: number): number | undefined {
   if (status !== 429 && status !== 403) return undefined;
   const retryAfter = headers.get("retry-after");
   if (retryAfter !== null) {

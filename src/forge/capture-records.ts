@@ -12,7 +12,7 @@ import type {
 import { CaptureError } from "./capture-http.js";
 import { normalizeColor } from "./store.js";
 
-export interface RawLabel {
+interface RawLabel {
   id?: number;
   name: string;
   color: string;
@@ -31,7 +31,7 @@ export interface RawIssue {
   updatedAt?: string;
 }
 
-export interface RawPull extends RawIssue {
+interface RawPull extends RawIssue {
   merged: boolean;
 }
 
@@ -62,7 +62,7 @@ export interface RawCapture {
 }
 
 /** Text as the state records it: null is "", CRLF and lone CR line ends are LF. */
-export function cleanText(text: string | null | undefined): string {
+function cleanText(text: string | null | undefined): string {
   return (text ?? "").replace(/\r\n?/g, "\n");
 }
 

@@ -68,13 +68,13 @@ export const reviewCommentResponse = z.object({
 
 export type IssueResponse = z.infer<typeof issueResponse>;
 
-export function labelNames(labels: IssueResponse["labels"]): string[] {
+function labelNames(labels: IssueResponse["labels"]): string[] {
   return (labels ?? [])
     .map((label) => (typeof label === "string" ? label : (label.name ?? "")))
     .filter((name) => name !== "");
 }
 
-export function logins(users: IssueResponse["assignees"]): string[] {
+function logins(users: IssueResponse["assignees"]): string[] {
   return (users ?? []).map((u) => u?.login).filter((login): login is string => !!login);
 }
 

@@ -18,7 +18,7 @@ export const DEFAULT_TOKEN_ENV: Record<ForgeKind, string> = {
 };
 
 /** Items asked for per page: Gitea serves at most 50 by default, GitHub at most 100. */
-export const DEFAULT_PAGE_SIZE: Record<ForgeKind, number> = { gitea: 50, github: 100 };
+const DEFAULT_PAGE_SIZE: Record<ForgeKind, number> = { gitea: 50, github: 100 };
 
 export interface CaptureOptions {
   kind: ForgeKind;

@@ -4,7 +4,7 @@
 // with a minimal environment and no user or system git configuration.
 import { minimalEnv, runCommand } from "../shared/index.js";
 
-export interface MergeInput {
+interface MergeInput {
   base: string;
   head: string;
   style: string;
@@ -13,9 +13,7 @@ export interface MergeInput {
   author: string;
 }
 
-export type MergeResult =
-  | { ok: true; sha: string }
-  | { ok: false; status: number; message: string };
+type MergeResult = { ok: true; sha: string } | { ok: false; status: number; message: string };
 
 export interface GitBacking {
   /** The commit a branch points at, or undefined when the branch does not exist. */

@@ -156,7 +156,7 @@ function assigneeFields(ctx: RenderContext, issue: IssueRecord) {
   return { assignee: users[0] ?? null, assignees: users.length > 0 ? users : null };
 }
 
-export function issueHtmlUrl(ctx: RenderContext, repo: RepoRecord, issue: IssueRecord): string {
+function issueHtmlUrl(ctx: RenderContext, repo: RepoRecord, issue: IssueRecord): string {
   return `${repoBase(ctx, repo)}/${issue.pull ? "pulls" : "issues"}/${issue.number}`;
 }
 

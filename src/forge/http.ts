@@ -127,7 +127,7 @@ export function findRepo(c: ForgeContext, rt: ForgeRuntime): RepoRecord | undefi
 }
 
 /** The actor when it may write to `repo`; otherwise the 401/403 response to send. */
-export function writer(
+function writer(
   c: ForgeContext,
   rt: ForgeRuntime,
   repo: RepoRecord,

@@ -5,19 +5,16 @@ export {
   ForgeApi,
   ForgeApiError,
   type ForgeApiOptions,
-  type ForgeApiResponse,
-  repoPath,
 } from "./api-client.js";
 export {
   type CaptureOptions,
   type CaptureResult,
   captureRepoState,
-  DEFAULT_PAGE_SIZE as DEFAULT_CAPTURE_PAGE_SIZE,
   DEFAULT_TOKEN_ENV,
   type ForgeKind,
 } from "./capture.js";
 export { GITHUB_API_URL } from "./capture-github.js";
-export { type CaptureErrorCode, rateLimitWaitMs } from "./capture-http.js";
+
 export {
   type ForgeInfo,
   forgeInfoSchema,
@@ -41,7 +38,6 @@ export {
   type ForgeMcpTarget,
   type ForgeMcpTool,
   forgeMcpToolNames,
-  MCP_MAX_BODY_BYTES,
 } from "./mcp.js";
 export {
   MCP_PATH,
@@ -51,9 +47,6 @@ export {
 } from "./mcp-http.js";
 export { seedLogins, seedProblems } from "./seed.js";
 export {
-  createForgeApp,
-  DEFAULT_AUTHOR,
-  DEFAULT_MAX_BODY_BYTES,
   DEFAULT_REPO,
   DEFAULT_USER,
   type ForgeOptions,

@@ -39,7 +39,7 @@ export function forgeMcpToolNames(server = FORGE_MCP_SERVER): string[] {
 }
 
 /** Request bodies above this many bytes are refused (413) before MCP parses them. */
-export const MCP_MAX_BODY_BYTES = 256 * 1024;
+const MCP_MAX_BODY_BYTES = 256 * 1024;
 
 export interface ForgeMcpTarget {
   api: ForgeApi;
@@ -426,12 +426,6 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     },
   );
   return server;
-}
-
-/** One MCP tool call the endpoint answered (evidence; arguments are not kept). */
-export interface ForgeMcpCall {
-  tool: string;
-  isError: boolean;
 }
 
 export interface ForgeMcpEndpoint {

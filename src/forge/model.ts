@@ -1,7 +1,7 @@
 // The local forge's records: what one in-memory Gitea-compatible instance holds. Shapes
 // only; the operations live in store.ts and the Gitea JSON renderings in gitea-json.ts.
 
-export type AccountKind = "user" | "organization";
+type AccountKind = "user" | "organization";
 
 export interface Account {
   id: number;

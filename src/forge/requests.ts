@@ -91,7 +91,7 @@ export const editPullRequestOption = z.object({
   allow_maintainer_edit: z.boolean().optional(),
 });
 
-export const mergeStyles = [
+const mergeStyles = [
   "merge",
   "rebase",
   "rebase-merge",
@@ -111,7 +111,7 @@ export const mergePullRequestOption = z.object({
   merge_when_checks_succeed: z.boolean().optional(),
 });
 
-export const reviewEvents = ["APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING", ""] as const;
+const reviewEvents = ["APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING", ""] as const;
 
 export const createPullReviewOptions = z.object({
   event: z

@@ -24,9 +24,9 @@ import { summarizeBody } from "./write-log.js";
 
 export const DEFAULT_REPO = "harness/sandbox";
 export const DEFAULT_USER = "agent";
-export const DEFAULT_AUTHOR = "maintainer";
+const DEFAULT_AUTHOR = "maintainer";
 /** Request bodies above this many bytes get 413 (Gitea's own limits are larger; no API body here needs more). */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ForgeOptions {
   /** The repository state to start from (a RepoState, as `harness forge capture` writes). */
@@ -140,10 +140,7 @@ function resolveActor(
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** The forge's HTTP application over a runtime (exported for in-process use and tests). */
-export function createForgeApp(
-  rt: ForgeRuntime,
-  maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
-): Hono<ForgeEnv> {
+function createForgeApp(rt: ForgeRuntime, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): Hono<ForgeEnv> {
   const app = new Hono<ForgeEnv>();
   app.use("*", async (c, next) => {
     c.set("body", undefined);

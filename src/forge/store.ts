@@ -15,14 +15,14 @@ import type {
 } from "./model.js";
 
 /** An expected refusal: the HTTP status and message Gitea answers with. */
-export interface Refusal {
+interface Refusal {
   ok: false;
   status: number;
   message: string;
 }
 export type Outcome<T> = { ok: true; value: T } | Refusal;
 
-export function refuse(status: number, message: string): Refusal {
+function refuse(status: number, message: string): Refusal {
   return { ok: false, status, message };
 }
 
@@ -33,7 +33,7 @@ function ok<T>(value: T): Outcome<T> {
 export const NOT_FOUND = "The target couldn't be found.";
 
 /** Gitea's rule for user, organisation and repository names (`AlphaDashDot`, at most 100). */
-export const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
+const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,100}$/;
 
 export function isValidName(name: string): boolean {
   return NAME_PATTERN.test(name) && name !== "." && name !== ".." && !name.endsWith(".git");

@@ -6,7 +6,7 @@ const MAX_TEXT = 120;
 const MAX_ITEMS = 20;
 const MAX_KEYS = 30;
 
-export const REDACTED = "[REDACTED]";
+const REDACTED = "[REDACTED]";
 
 function summarizeText(text: string, secret: string): string {
   const clean = secret === "" ? text : text.split(secret).join(REDACTED);

@@ -44,12 +44,12 @@ function listed(items: readonly string[]): string {
  * The differences in the order a reader needs them: what the task asked for and is not there
  * (missing or changed), then the collateral changes the agent made beyond it.
  */
-export function orderDifferences(differences: readonly Difference[]): Difference[] {
+function orderDifferences(differences: readonly Difference[]): Difference[] {
   return [...differences.filter((d) => !d.collateral), ...differences.filter((d) => d.collateral)];
 }
 
 /** One line for a failed forge-state grade: the intended changes missing first, then collateral. */
-export function summarizeDifferences(differences: readonly Difference[]): string {
+function summarizeDifferences(differences: readonly Difference[]): string {
   const missing = differences.filter((d) => !d.collateral).map((d) => d.message);
   const collateral = differences.filter((d) => d.collateral).map((d) => d.message);
   const parts: string[] = [];

@@ -2,10 +2,10 @@ import type { SandboxedResult, SandboxKind, SandboxLimitHit } from "../sandbox/i
 import { type CommandResult, replaceLongestFirst } from "../shared/index.js";
 
 /** Characters of stdout/stderr kept in evidence: enough to show a failing assertion or stack. */
-export const OUTPUT_TAIL_CHARS = 4000;
+const OUTPUT_TAIL_CHARS = 4000;
 
 /** The last `limit` characters of `text`, marked when something was dropped. */
-export function tail(text: string, limit = OUTPUT_TAIL_CHARS): string {
+function tail(text: string, limit = OUTPUT_TAIL_CHARS): string {
   if (text.length <= limit) return text;
   return `[… ${text.length - limit} earlier characters dropped …]\n${text.slice(-limit)}`;
 }
@@ -15,7 +15,7 @@ export function tail(text: string, limit = OUTPUT_TAIL_CHARS): string {
  * with stable placeholders so evidence is comparable across trials and leaks no paths.
  * Longer paths are replaced first so a path and its realpath never leave fragments.
  */
-export function scrubPaths(text: string, replacements: ReadonlyMap<string, string>): string {
+function scrubPaths(text: string, replacements: ReadonlyMap<string, string>): string {
   return replaceLongestFirst(text, replacements);
 }
 

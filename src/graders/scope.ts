@@ -8,7 +8,7 @@ import { weightedScore } from "./types.js";
  */
 export type ScopeMode = "subset" | "exact";
 
-export interface ScopeEvidence {
+interface ScopeEvidence {
   mode: ScopeMode;
   /** One entry per changed file, sorted. */
   files: { file: string; allowed: boolean }[];

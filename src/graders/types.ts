@@ -1,6 +1,5 @@
 import type { CommandSandbox } from "../sandbox/index.js";
 import type { RepoState } from "../scoring/index.js";
-import type { CommandResult } from "../shared/index.js";
 
 /** One deterministic check inside a grade. `detail` says what was found, for a person. */
 export interface GradeCheck {
@@ -62,5 +61,3 @@ export function weightedScore(checks: readonly GradeCheck[]): number {
   const passed = checks.reduce((sum, c) => sum + (c.passed ? c.weight : 0), 0);
   return Math.round((passed / total) * 10_000) / 100;
 }
-
-export type { CommandResult };

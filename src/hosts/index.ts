@@ -1,11 +1,6 @@
 // The hosts stage's public surface: what each host can materialize, and the run preamble.
 export { buildRunPreamble } from "./preamble.js";
-export {
-  costEquivalentTokens,
-  TOKEN_PRICE_RATIOS,
-  type TokenCounts,
-  type TokenPriceRatios,
-} from "./prices.js";
+export { costEquivalentTokens } from "./prices.js";
 export {
   hostProfile,
   isHostId,
@@ -21,6 +16,4 @@ export {
   type HostProfile,
   type Materialization,
   type MaterializationRequest,
-  type MechanismCapability,
-  type PermissionCondition,
 } from "./types.js";

@@ -4,7 +4,7 @@
 import type { HostId } from "./types.js";
 
 /** Price of each token component relative to one uncached input token. */
-export interface TokenPriceRatios {
+interface TokenPriceRatios {
   cacheRead: number;
   cacheWrite: number;
   output: number;
@@ -18,7 +18,7 @@ export interface TokenPriceRatios {
  * 0.1×, with no separate cache-write price. Reasoning tokens are billed (and counted) as output by
  * both. Qoder bills in credits and publishes no per-token ratios; scripted runs have no tokens.
  */
-export const TOKEN_PRICE_RATIOS: Readonly<Partial<Record<HostId, TokenPriceRatios>>> = {
+const TOKEN_PRICE_RATIOS: Readonly<Partial<Record<HostId, TokenPriceRatios>>> = {
   "claude-code": {
     cacheRead: 0.1,
     cacheWrite: 1.25,

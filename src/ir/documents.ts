@@ -22,7 +22,7 @@ const contentHashString = z
   .regex(/^sha256:[0-9a-f]{64}$/)
   .describe("sha256 of the canonical JSON of the referenced document");
 
-export const permissionSchema = z.strictObject({
+const permissionSchema = z.strictObject({
   domain: z.enum(PERMISSION_DOMAINS),
   access: z.enum(PERMISSION_ACCESSES),
 });
@@ -54,7 +54,7 @@ export const targetBindingSchema = z
   })
   .describe("How one host declares it can materialize one component, and at what strength.");
 
-export const pluginBindingSchema = z.strictObject({
+const pluginBindingSchema = z.strictObject({
   componentId: identifier,
   host: identifier,
   mechanism: identifier,
@@ -74,19 +74,19 @@ export const pluginManifestSchema = z
   })
   .describe("One version of a plugin, joined with the bindings of the components it provides.");
 
-export const includeSchema = z.strictObject({
+const includeSchema = z.strictObject({
   pluginId: identifier,
   range: z.string().min(1).describe("semver range without the leading '@'"),
 });
 
-export const requirementSchema = z.strictObject({
+const requirementSchema = z.strictObject({
   componentId: identifier,
   preferred: strength.optional().describe("absent when the source states no preference"),
   minimum: strength,
   onDegrade: z.enum(DEGRADATION_POLICIES),
 });
 
-export const settingValueSchema = z.discriminatedUnion("type", [
+const settingValueSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("int"), value: z.number().int().nonnegative() }),
   z.strictObject({
     type: z.literal("duration"),
@@ -100,7 +100,7 @@ export const settingValueSchema = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("boolean"), value: z.boolean() }),
 ]);
 
-export const settingSchema = z.strictObject({
+const settingSchema = z.strictObject({
   key: z
     .string()
     .regex(/^[_a-zA-Z][\w-]*(\.[_a-zA-Z][\w-]*)*$/)
@@ -131,7 +131,7 @@ export const harnessIrBundleSchema = z
   })
   .describe("Everything one compilation produced, in source order (files in input order).");
 
-export const realizationSchema = z.strictObject({
+const realizationSchema = z.strictObject({
   componentId: identifier,
   requestedMinimum: strength.describe("'unsupported' for a component no requirement names"),
   requestedPreferred: strength.optional(),

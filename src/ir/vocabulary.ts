@@ -30,9 +30,6 @@ export type DegradationPolicy = (typeof DEGRADATION_POLICIES)[number];
 export const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 export type DurationUnit = keyof typeof DURATION_UNITS_MS;
 
-/** `[_a-zA-Z][\w-]*`: identifiers of components, plugins, compositions, hosts and mechanisms. */
-export const IDENTIFIER_PATTERN = /^[_a-zA-Z][\w-]*$/;
-
 const STRENGTH_RANK: Record<Strength, number> = {
   unsupported: 0,
   advisory: 1,
@@ -47,8 +44,4 @@ export function compareStrength(a: Strength, b: Strength): number {
 
 export function weakerStrength(a: Strength, b: Strength): Strength {
   return compareStrength(a, b) <= 0 ? a : b;
-}
-
-export function isStrength(value: string): value is Strength {
-  return Object.hasOwn(STRENGTH_RANK, value);
 }

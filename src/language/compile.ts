@@ -6,7 +6,7 @@ import type { Diagnostic, ParsedFile, RawDiagnostic, SourceInput } from "./types
 import { validateProgram } from "./validate.js";
 
 /** The uri of the `index`-th input when the caller passes bare text (the reference's convention). */
-export function defaultUri(index: number): string {
+function defaultUri(index: number): string {
   return `memory://harness/${index}.harness`;
 }
 

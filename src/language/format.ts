@@ -35,7 +35,7 @@ export function formatDiagnostic(diagnostic: Diagnostic, sourceText?: string): s
  * The text with terminal control characters shown as `\xNN` (tabs kept): a binary or hostile
  * file must not move the cursor, recolour or retitle the terminal it is reported on.
  */
-export function printable(text: string): string {
+function printable(text: string): string {
   return text.replace(
     /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g,
     (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, "0")}`,

@@ -1,5 +1,5 @@
 // The language stage's public surface: `.harness` source → diagnostics and an IR bundle.
 export { DIAGNOSTIC_CODES, type DiagnosticCode } from "./codes.js";
-export { type CompileResult, compileHarness, defaultUri } from "./compile.js";
+export { type CompileResult, compileHarness } from "./compile.js";
 export { formatDiagnostic } from "./format.js";
 export type { Diagnostic, SourceInput } from "./types.js";

@@ -20,7 +20,7 @@ export const T = {
   /** A malformed literal the lexer already reported; the parser skips it silently. */
   Bad: 13,
 } as const;
-export type TokenKind = (typeof T)[keyof typeof T];
+type TokenKind = (typeof T)[keyof typeof T];
 
 export interface TokenStream {
   text: string;

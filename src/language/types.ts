@@ -45,7 +45,7 @@ export interface ValueNode<T> {
   span: Span;
 }
 
-export interface PermissionNode {
+interface PermissionNode {
   domain: PermissionDomain;
   access: PermissionAccess;
   span: Span;

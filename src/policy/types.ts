@@ -16,7 +16,7 @@ export type CanonicalTool = (typeof CANONICAL_TOOLS)[number];
  * Stable codes naming the rule that produced a decision. Reports and tests key on these,
  * so they never change meaning; new rules get new codes.
  */
-export const POLICY_RULES = [
+const POLICY_RULES = [
   "allowed",
   "unknown-tool",
   "tool-not-enabled",
@@ -47,7 +47,6 @@ export type PolicyDecisionRecord = z.infer<typeof policyDecisionRecordSchema>;
 
 /** How a tool call is counted in a trial's tool-use transcript. */
 export const TOOL_USE_KINDS = ["shell", "mcp", "other"] as const;
-export type ToolUseKind = (typeof TOOL_USE_KINDS)[number];
 
 /** One tool call as the transcript keeps it: what kind of tool, and what it was asked to do. */
 export const toolUseSchema = z.strictObject({

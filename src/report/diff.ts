@@ -2,9 +2,9 @@
 // HTML report can show it as a diff rather than as raw text. Pure; never throws: whatever does
 // not look like a diff is kept as note lines.
 
-export type DiffFileStatus = "added" | "deleted" | "renamed" | "copied" | "modified";
+type DiffFileStatus = "added" | "deleted" | "renamed" | "copied" | "modified";
 
-export interface DiffLine {
+interface DiffLine {
   kind: "add" | "del" | "context" | "note";
   /** The line without its leading `+`, `-` or space. */
   text: string;
@@ -12,7 +12,7 @@ export interface DiffLine {
   newLine: number | null;
 }
 
-export interface DiffHunk {
+interface DiffHunk {
   /** The whole `@@ -a,b +c,d @@ …` line. */
   header: string;
   lines: DiffLine[];
@@ -46,7 +46,7 @@ const SHOWN_META =
  * Git writes a path with unusual characters in C style: `"a/caf\303\251 \"x\".txt"`. Returns
  * the path as UTF-8 text; an unquoted path is returned as it is.
  */
-export function unquoteGitPath(raw: string): string {
+function unquoteGitPath(raw: string): string {
   if (!(raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"'))) return raw;
   const bytes: number[] = [];
   const body = raw.slice(1, -1);

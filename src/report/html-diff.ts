@@ -13,7 +13,7 @@ export interface DiffLimits {
   maxLineChars: number;
 }
 
-export const DEFAULT_DIFF_LIMITS: DiffLimits = { maxLines: 1000, maxLineChars: 500 };
+const DEFAULT_DIFF_LIMITS: DiffLimits = { maxLines: 1000, maxLineChars: 500 };
 
 /** Files named in the clip note; a patch can touch thousands. */
 const MAX_SKIPPED_FILES_NAMED = 20;

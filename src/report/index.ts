@@ -1,17 +1,10 @@
 // The report stage: pure renderers of a finished run's verdict document.
-export { type CheckEvidenceView, describeCheckEvidence } from "./check-evidence.js";
-export {
-  type DiffFile,
-  type DiffHunk,
-  type DiffLine,
-  type ParsedDiff,
-  parseUnifiedDiff,
-} from "./diff.js";
-export { type HtmlReportParts, htmlReportParts, renderHtmlReport } from "./html.js";
+
+export { parseUnifiedDiff } from "./diff.js";
+export { htmlReportParts, renderHtmlReport } from "./html.js";
 export { headShare } from "./html-trace.js";
 export { clipDecision, type EvidenceLimits, evidenceLimits } from "./html-trial.js";
 export {
-  type MarkdownReportOptions,
   renderMarkdownReport,
   renderTerminalSummary,
 } from "./markdown.js";

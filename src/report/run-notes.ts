@@ -4,7 +4,7 @@
 import type { VerdictDocument } from "../artifacts/index.js";
 
 /** Trials the run planned: every task × variant × trial. */
-export function plannedTrials(verdict: VerdictDocument): number {
+function plannedTrials(verdict: VerdictDocument): number {
   return verdict.tasks.length * verdict.variants.length * verdict.trialsPerCell;
 }
 

@@ -66,7 +66,7 @@ function textOf(value: unknown): string | null {
 }
 
 /** `command: npm test, timeout: 5000`: a tool input, short. */
-export function argsSummary(input: unknown): string {
+function argsSummary(input: unknown): string {
   if (typeof input === "string") return input;
   if (!isObject(input)) return compactJson(input);
   return Object.entries(input)

@@ -27,7 +27,7 @@ export interface HostLayout {
 }
 
 /** Files and directories of /etc a program needs to start and that hold no secret. */
-export const ETC_ENTRIES = [
+const ETC_ENTRIES = [
   "/etc/passwd",
   "/etc/group",
   "/etc/hosts",

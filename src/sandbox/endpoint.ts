@@ -75,7 +75,7 @@ export interface EndpointProxyOptions {
 }
 
 /** One request the proxy answered: forwarded (the upstream's status) or refused (403/413). */
-export interface ProxiedRequest {
+interface ProxiedRequest {
   method: string;
   path: string;
   status: number;
@@ -220,7 +220,7 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
  * for each pair, pipes every connection to its socket, then starts the command with the same
  * standard streams, passes it signals, and exits as it exits.
  */
-export const ENDPOINT_FORWARDER_SOURCE = `
+const ENDPOINT_FORWARDER_SOURCE = `
 const net = require("node:net");
 const { spawn } = require("node:child_process");
 const [pairs, program, ...args] = process.argv.slice(1);

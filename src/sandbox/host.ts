@@ -10,7 +10,7 @@ import type { SandboxSupport } from "./types.js";
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /** Variable that names the bwrap binary to use (also how tests make the sandbox unavailable). */
-export const BWRAP_VARIABLE = "HARNESSLAB_BWRAP";
+const BWRAP_VARIABLE = "HARNESSLAB_BWRAP";
 
 async function findProgram(name: string): Promise<string | undefined> {
   for (const dir of (process.env.PATH ?? "").split(delimiter)) {

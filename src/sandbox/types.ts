@@ -34,13 +34,7 @@ export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = {
 };
 
 /** Which limit ended or cut a command. */
-export type SandboxLimitKind =
-  | "wall-time"
-  | "cpu-time"
-  | "memory"
-  | "file-size"
-  | "output"
-  | "processes";
+type SandboxLimitKind = "wall-time" | "cpu-time" | "memory" | "file-size" | "output" | "processes";
 
 export interface SandboxLimitHit {
   limit: SandboxLimitKind;

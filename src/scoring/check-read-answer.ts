@@ -9,7 +9,7 @@ const MARKDOWN_MARKERS = /[*`]/g;
 const WHITESPACE_RUN = /\s+/gu;
 
 /** Curly quotes become straight ones; used on texts and on patterns alike. */
-export function straightenQuotes(text: string): string {
+function straightenQuotes(text: string): string {
   return text.replace(SINGLE_QUOTES, "'").replace(DOUBLE_QUOTES, '"');
 }
 

@@ -21,14 +21,14 @@ const volatileFields = {
 
 const nonEmpty = (what: string) => z.string().min(1, `${what} must not be empty`);
 
-export const hexColourSchema = z
+const hexColourSchema = z
   .string()
   .regex(
     /^#?[0-9a-fA-F]{6}$/,
     "expected a 6-digit hex colour such as #d73a4a or D73A4A (case and leading # are normalized)",
   );
 
-export const labelSchema = z
+const labelSchema = z
   .strictObject({
     name: nonEmpty("a label name"),
     color: hexColourSchema,
@@ -37,7 +37,7 @@ export const labelSchema = z
   })
   .describe("a label definition of the repository");
 
-export const commentSchema = z
+const commentSchema = z
   .strictObject({
     author: nonEmpty("an author"),
     body: z.string().optional().describe('absent means ""'),
@@ -47,7 +47,7 @@ export const commentSchema = z
 
 export const reviewKindSchema = z.enum(["comment", "approved", "request-changes"]);
 
-export const reviewSchema = z
+const reviewSchema = z
   .strictObject({
     author: nonEmpty("an author"),
     kind: reviewKindSchema,
@@ -72,12 +72,12 @@ const issueFields = {
   ...volatileFields,
 };
 
-export const issueStateSchema = z.enum(["open", "closed"]);
-export const pullRequestStateSchema = z.enum(["open", "closed", "merged"]);
+const issueStateSchema = z.enum(["open", "closed"]);
+const pullRequestStateSchema = z.enum(["open", "closed", "merged"]);
 
-export const issueSchema = z.strictObject({ ...issueFields, state: issueStateSchema });
+const issueSchema = z.strictObject({ ...issueFields, state: issueStateSchema });
 
-export const pullRequestSchema = z.strictObject({
+const pullRequestSchema = z.strictObject({
   ...issueFields,
   state: pullRequestStateSchema,
   reviews: z.array(reviewSchema).optional().describe("a multiset; absent means none"),
@@ -108,15 +108,15 @@ export type RepoState = z.infer<typeof repoStateSchema>;
 // the checker accepts as equal are deep-equal once normalized.
 // ---------------------------------------------------------------------------
 
-export const normalizedLabelSchema = z.strictObject({
+const normalizedLabelSchema = z.strictObject({
   name: z.string(),
   color: z.string().describe("lower-case hex with a leading #"),
   description: z.string(),
 });
 
-export const normalizedCommentSchema = z.strictObject({ author: z.string(), body: z.string() });
+const normalizedCommentSchema = z.strictObject({ author: z.string(), body: z.string() });
 
-export const normalizedReviewSchema = z.strictObject({
+const normalizedReviewSchema = z.strictObject({
   author: z.string(),
   kind: reviewKindSchema,
   body: z.string(),
@@ -132,12 +132,12 @@ const normalizedIssueFields = {
   comments: z.array(normalizedCommentSchema),
 };
 
-export const normalizedIssueSchema = z.strictObject({
+const normalizedIssueSchema = z.strictObject({
   ...normalizedIssueFields,
   state: issueStateSchema,
 });
 
-export const normalizedPullRequestSchema = z.strictObject({
+const normalizedPullRequestSchema = z.strictObject({
   ...normalizedIssueFields,
   state: pullRequestStateSchema,
   reviews: z.array(normalizedReviewSchema),
@@ -173,12 +173,12 @@ export const requiredFactSchema = z
   })
   .describe("one fact the agent's final report must state");
 
-export const mutationSpecSchema = z.strictObject({
+const mutationSpecSchema = z.strictObject({
   kind: z.literal("mutation"),
   expected: repoStateSchema.describe("the whole repository state the task should end in"),
 });
 
-export const readSpecSchema = z.strictObject({
+const readSpecSchema = z.strictObject({
   kind: z.literal("read"),
   facts: z
     .array(requiredFactSchema)
@@ -192,12 +192,12 @@ export const scoringSpecSchema = z
   })
   .describe("what a forge task is scored against: an expected end state or required facts");
 
-export const mutationSubmissionSchema = z.strictObject({
+const mutationSubmissionSchema = z.strictObject({
   kind: z.literal("mutation"),
   state: repoStateSchema.describe("the repository state captured after the run"),
 });
 
-export const readSubmissionSchema = z.strictObject({
+const readSubmissionSchema = z.strictObject({
   kind: z.literal("read"),
   report: z.string().describe("the agent's final report"),
 });
@@ -220,10 +220,10 @@ export type Submission = z.infer<typeof submissionSchema>;
 // Results.
 // ---------------------------------------------------------------------------
 
-export const differenceKindSchema = z.enum(["missing", "unexpected", "changed"]);
+const differenceKindSchema = z.enum(["missing", "unexpected", "changed"]);
 
 /** Whatever sits at a difference's path: a field value, a set element, a comment, a review, a whole entity. */
-export const differenceValueSchema = z.union([
+const differenceValueSchema = z.union([
   z.string(),
   normalizedCommentSchema,
   normalizedReviewSchema,
@@ -247,12 +247,12 @@ export const differenceSchema = z.strictObject({
   message: z.string().describe('for people, e.g. `issue #12: label "bug" missing`'),
 });
 
-export const mutationCheckSchema = z.union([
+const mutationCheckSchema = z.union([
   z.strictObject({ pass: z.literal(true) }),
   z.strictObject({ pass: z.literal(false), differences: z.array(differenceSchema).min(1) }),
 ]);
 
-export const factMatchSchema = z.discriminatedUnion("kind", [
+const factMatchSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("anyOf"), rendering: z.string() }),
   z.strictObject({
     kind: z.literal("pattern"),
@@ -260,13 +260,13 @@ export const factMatchSchema = z.discriminatedUnion("kind", [
   }),
 ]);
 
-export const factOutcomeSchema = z.strictObject({
+const factOutcomeSchema = z.strictObject({
   description: z.string(),
   present: z.boolean(),
   match: factMatchSchema.optional(),
 });
 
-export const missingFactSchema = z.strictObject({
+const missingFactSchema = z.strictObject({
   index: z.int().describe("position in the spec's facts"),
   description: z.string(),
   message: z.string(),
@@ -277,7 +277,7 @@ const readCheckFields = {
   report: z.string().describe("the report that was scored, as given"),
 };
 
-export const readCheckSchema = z.union([
+const readCheckSchema = z.union([
   z.strictObject({ pass: z.literal(true), ...readCheckFields }),
   z.strictObject({
     pass: z.literal(false),

@@ -47,12 +47,12 @@ export function normalizeText(text: string | undefined): string {
 }
 
 /** `D73A4A`, `#D73A4A` and `#d73a4a` are one colour: `#d73a4a`. */
-export function normalizeColour(colour: string): string {
+function normalizeColour(colour: string): string {
   const lower = colour.toLowerCase();
   return lower.startsWith("#") ? lower : `#${lower}`;
 }
 
-export function normalizeLabel(label: Label): NormalizedLabel {
+function normalizeLabel(label: Label): NormalizedLabel {
   return {
     name: label.name,
     color: normalizeColour(label.color),
@@ -70,7 +70,7 @@ export function normalizeComments(comments: readonly Comment[] | undefined): Nor
   return out.length > 1 ? out.sort(compareComments) : out;
 }
 
-export function normalizeReview(review: Review): NormalizedReview {
+function normalizeReview(review: Review): NormalizedReview {
   return {
     author: review.author,
     kind: review.kind,

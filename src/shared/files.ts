@@ -54,7 +54,7 @@ export function jsonErrorLocation(text: string): string {
  * Offset of the first syntax error in `text`. Node 20's JSON.parse messages do not always
  * carry a position, so a small scanner finds it for the error message.
  */
-export function jsonErrorOffset(text: string): number {
+function jsonErrorOffset(text: string): number {
   let i = 0;
   const fail = (): never => {
     throw i;

@@ -2,7 +2,6 @@ export { removeAtomicLeftovers, writeFileAtomic } from "./atomic-file.js";
 export {
   fileReadProblem,
   jsonErrorLocation,
-  jsonErrorOffset,
   readJsonFile,
   readTextFile,
   readValidJsonFile,
@@ -16,22 +15,18 @@ export {
   minimalEnv,
   npmArgv,
   QUIET_NPM_ENV,
-  type RunCommandOptions,
   runCommand,
 } from "./process.js";
 export {
-  type RegularFileResult,
   readRegularFile,
   writeRegularFile,
 } from "./regular-file.js";
 export { escapeRegExp, replaceLongestFirst, shellQuote } from "./text.js";
 export {
   formatJsonPath,
-  formatProblems,
   type InputProblem,
   InvalidInputError,
   problemCount,
-  problemsFromZod,
   type Validated,
   validateWith,
 } from "./validation.js";

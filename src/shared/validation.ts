@@ -34,7 +34,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /** Flattens zod issues into path-named problems, keeping zod's (document) order. */
-export function problemsFromZod(error: z.ZodError): InputProblem[] {
+function problemsFromZod(error: z.ZodError): InputProblem[] {
   const problems: InputProblem[] = [];
   for (const issue of error.issues) {
     if (issue.code === "unrecognized_keys") {
@@ -75,7 +75,7 @@ export function validateWith<S extends z.ZodType>(
 /** Where a problem concerns a file as a whole (missing, unreadable) rather than a place in it. */
 const WHOLE_FILE = "(file)";
 
-export function formatProblems(problems: readonly InputProblem[], limit = 20): string {
+function formatProblems(problems: readonly InputProblem[], limit = 20): string {
   const shown = problems
     .slice(0, limit)
     .map((p) => (p.path === WHOLE_FILE ? `  ${p.message}` : `  ${p.path}: ${p.message}`));

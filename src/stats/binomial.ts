@@ -13,7 +13,7 @@ function logFactorial(k: number): number {
 }
 
 /** log C(n, k). */
-export function logChoose(n: number, k: number): number {
+function logChoose(n: number, k: number): number {
   return logFactorial(n) - logFactorial(k) - logFactorial(n - k);
 }
 

@@ -10,10 +10,10 @@ const rate = z.number().min(0).max(1).nullable();
 
 // ── input ──────────────────────────────────────────────────────────────────────────────────
 
-export const outcomeSchema = z.enum(["passed", "failed", "infrastructure_error"]);
+const outcomeSchema = z.enum(["passed", "failed", "infrastructure_error"]);
 export type Outcome = z.infer<typeof outcomeSchema>;
 
-export const tokenUsageSchema = z.strictObject({
+const tokenUsageSchema = z.strictObject({
   uncachedInput: amount,
   cacheRead: amount,
   cacheWrite: amount,
@@ -39,7 +39,7 @@ export const trialRecordSchema = z.strictObject({
 });
 export type TrialRecord = z.infer<typeof trialRecordSchema>;
 
-export const pairedPolicySchema = z.strictObject({
+const pairedPolicySchema = z.strictObject({
   kind: z.literal("paired-v1"),
   /** Two-sided significance level; the interval's confidence level is 1 − alpha. */
   alpha: z.number().gt(0).lt(1),
@@ -54,7 +54,7 @@ export const pairedPolicySchema = z.strictObject({
    */
   design: z.enum(["fixed", "sequential"]).optional(),
 });
-export const heuristicPolicySchema = z.strictObject({ kind: z.literal("heuristic-v1") });
+const heuristicPolicySchema = z.strictObject({ kind: z.literal("heuristic-v1") });
 export const verdictPolicySchema = z.discriminatedUnion("kind", [
   pairedPolicySchema,
   heuristicPolicySchema,
@@ -73,7 +73,7 @@ export const DEFAULT_PAIRED_POLICY: PairedPolicy = Object.freeze({
 // ── aggregates ─────────────────────────────────────────────────────────────────────────────
 
 /** A pass rate two ways: infrastructure errors left out, and counted as failures. */
-export const rateSummarySchema = z.strictObject({
+const rateSummarySchema = z.strictObject({
   excludingInfra: rate,
   infraAsFailure: rate,
 });
@@ -83,7 +83,7 @@ export type RateSummary = z.infer<typeof rateSummarySchema>;
  * A reported amount (USD, credits). `total` sums every trial that reported it, infrastructure
  * errors included (the money was spent); the mean is per completed trial that reported it.
  */
-export const amountSummarySchema = z.strictObject({
+const amountSummarySchema = z.strictObject({
   total: amount,
   trialsReporting: count,
   meanPerCompletedTrial: amount.nullable(),
@@ -91,7 +91,7 @@ export const amountSummarySchema = z.strictObject({
 });
 export type AmountSummary = z.infer<typeof amountSummarySchema>;
 
-export const tokenSummarySchema = z.strictObject({
+const tokenSummarySchema = z.strictObject({
   total: tokenUsageSchema,
   trialsReporting: count,
   meanPerCompletedTrial: tokenUsageSchema.nullable(),
@@ -99,7 +99,7 @@ export const tokenSummarySchema = z.strictObject({
 });
 export type TokenSummary = z.infer<typeof tokenSummarySchema>;
 
-export const durationSummarySchema = z.strictObject({
+const durationSummarySchema = z.strictObject({
   meanMs: amount,
   medianMs: amount,
   completedTrialsReporting: count,
@@ -107,14 +107,14 @@ export const durationSummarySchema = z.strictObject({
 export type DurationSummary = z.infer<typeof durationSummarySchema>;
 
 /** pass@k (at least one of k attempts passes) and pass^k (all k pass), unbiased estimates. */
-export const passAtKPointSchema = z.strictObject({
+const passAtKPointSchema = z.strictObject({
   k: z.int().min(1),
   passAtK: z.number().min(0).max(1),
   passHatK: z.number().min(0).max(1),
 });
 export type PassAtKPoint = z.infer<typeof passAtKPointSchema>;
 
-export const passAtKCurvesSchema = z.strictObject({
+const passAtKCurvesSchema = z.strictObject({
   /** n = completed trials, c = passed trials. */
   excludingInfra: z.array(passAtKPointSchema),
   /** n = all trials, c = passed trials. */
@@ -123,7 +123,7 @@ export const passAtKCurvesSchema = z.strictObject({
 export type PassAtKCurves = z.infer<typeof passAtKCurvesSchema>;
 
 /** A 95% Wilson score interval for a pass rate over completed trials (infrastructure errors left out). */
-export const rateIntervalSchema = z.strictObject({
+const rateIntervalSchema = z.strictObject({
   lower: z.number().min(0).max(1),
   upper: z.number().min(0).max(1),
   level: z.number().gt(0).lt(1),
@@ -152,7 +152,7 @@ const trialCountsShape = {
 };
 
 /** One variant on one task. */
-export const cellAggregateSchema = z.strictObject({
+const cellAggregateSchema = z.strictObject({
   variant: z.string(),
   task: z.string(),
   ...trialCountsShape,
@@ -161,7 +161,7 @@ export const cellAggregateSchema = z.strictObject({
 export type CellAggregate = z.infer<typeof cellAggregateSchema>;
 
 /** One variant over all tasks: counts and metrics pooled over its trials. */
-export const variantAggregateSchema = z.strictObject({
+const variantAggregateSchema = z.strictObject({
   variant: z.string(),
   tasks: count,
   ...trialCountsShape,
@@ -180,12 +180,7 @@ export type Aggregates = z.infer<typeof aggregatesSchema>;
 
 // ── comparisons and verdict ────────────────────────────────────────────────────────────────
 
-export const verdictStatusSchema = z.enum([
-  "accept",
-  "reject",
-  "need_more_work",
-  "infrastructure_error",
-]);
+const verdictStatusSchema = z.enum(["accept", "reject", "need_more_work", "infrastructure_error"]);
 export type VerdictStatus = z.infer<typeof verdictStatusSchema>;
 
 /**
@@ -195,16 +190,15 @@ export type VerdictStatus = z.infer<typeof verdictStatusSchema>;
  * appear only in verdicts written before the exact test decided (their comparisons have no
  * `test`), which decided with them.
  */
-export const intervalMethodSchema = z.enum([
+const intervalMethodSchema = z.enum([
   "score-with-exact-test",
   "sequential-sign",
   "newcombe-hybrid-score",
   "stratified-newcombe-mover",
 ]);
-export type IntervalMethod = z.infer<typeof intervalMethodSchema>;
 
 /** A two-sided confidence interval for a pass-rate difference (candidate − baseline). */
-export const differenceIntervalSchema = z.strictObject({
+const differenceIntervalSchema = z.strictObject({
   lower: z.number().min(-1).max(1),
   upper: z.number().min(-1).max(1),
   /** Confidence level, 1 − alpha (1 for a sequential look whose boundary cannot be crossed yet). */
@@ -213,16 +207,16 @@ export const differenceIntervalSchema = z.strictObject({
 });
 export type DifferenceInterval = z.infer<typeof differenceIntervalSchema>;
 
-export const exactTestMethodSchema = z.enum(["fisher-exact", "stratified-exact-conditional"]);
+const exactTestMethodSchema = z.enum(["fisher-exact", "stratified-exact-conditional"]);
 export type ExactTestMethod = z.infer<typeof exactTestMethodSchema>;
 
 const probability = z.number().min(0).max(1);
 
 /** One-sided p-values: `upper` for "the candidate is better", `lower` for "worse". */
-export const testTailsSchema = z.strictObject({ upper: probability, lower: probability });
+const testTailsSchema = z.strictObject({ upper: probability, lower: probability });
 
 /** Where the sequential design's walk stood at its deciding (or last) look. */
-export const sequentialSummarySchema = z.strictObject({
+const sequentialSummarySchema = z.strictObject({
   spending: z.literal("obrien-fleming"),
   /** Tasks × planned trials per cell: the looks the design allows for. */
   plannedPairs: count,
@@ -244,7 +238,7 @@ export type SequentialSummary = z.infer<typeof sequentialSummarySchema>;
  * The test that decided a comparison: its two-sided p-value and the level it is compared
  * with. In the direction of the difference, p ≤ threshold exactly when the interval excludes 0.
  */
-export const decisionTestSchema = z.strictObject({
+const decisionTestSchema = z.strictObject({
   design: z.enum(["fixed", "sequential"]),
   /**
    * `exact-conditional-and-score`: a side is shown when both the exact conditional test and
@@ -262,7 +256,7 @@ export const decisionTestSchema = z.strictObject({
 export type DecisionTest = z.infer<typeof decisionTestSchema>;
 
 /** About how many trials would settle a need_more_work comparison, if the observed rates held. */
-export const settleEstimateSchema = z.strictObject({
+const settleEstimateSchema = z.strictObject({
   /** Completed trials per variant per task at which the decision would be likely (80%) reached. */
   trialsPerCell: count,
   /** Trials still to run for it, over the compared variants and tasks. */
@@ -273,7 +267,7 @@ export const settleEstimateSchema = z.strictObject({
 export type SettleEstimate = z.infer<typeof settleEstimateSchema>;
 
 /** A task on which the majority outcome changed between the baseline and the candidate. */
-export const flippedTaskSchema = z.strictObject({
+const flippedTaskSchema = z.strictObject({
   task: z.string(),
   /** `improved`: baseline failed the majority, candidate passed the majority; `regressed`: the reverse. */
   direction: z.enum(["improved", "regressed"]),
@@ -282,7 +276,7 @@ export const flippedTaskSchema = z.strictObject({
 });
 export type FlippedTask = z.infer<typeof flippedTaskSchema>;
 
-export const costCheckSchema = z.strictObject({
+const costCheckSchema = z.strictObject({
   currency: z.enum(["usd", "credits"]),
   status: z.enum(["passed", "failed", "skipped"]),
   /** Candidate ÷ baseline mean cost per completed trial; null when not computable. */
@@ -381,7 +375,7 @@ export interface StoppingOptions extends VerdictOptions {
   plannedTrials: number;
 }
 
-export const stoppingDecisionSchema = z.strictObject({
+const stoppingDecisionSchema = z.strictObject({
   /** True when no outcome of the remaining planned trials can change the overall status. */
   canStop: z.boolean(),
   /** The settled status when canStop is true, else null. */

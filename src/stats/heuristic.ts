@@ -11,8 +11,8 @@ import { formatRate, formatScore } from "./format.js";
 import type { PolicyDecision } from "./paired.js";
 import { atLeast, nearlyEqual } from "./tolerance.js";
 
-export const HEURISTIC_MAX_COST_RATIO = 1.25;
-export const HEURISTIC_SCORE_MARGIN = 5;
+const HEURISTIC_MAX_COST_RATIO = 1.25;
+const HEURISTIC_SCORE_MARGIN = 5;
 /** The policy ignores intervals; they are still reported, at the usual 95%. */
 export const HEURISTIC_REPORTING_ALPHA = 0.05;
 

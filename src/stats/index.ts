@@ -10,34 +10,22 @@ export {
 export { type CalibrationResult, calibrateNoise } from "./calibration.js";
 export {
   type Aggregates,
-  type AmountSummary,
   aggregatesSchema,
   type CellAggregate,
   type Comparison,
-  type CostCheck,
   comparisonSchema,
   DEFAULT_PAIRED_POLICY,
   type DecisionTest,
   type DifferenceInterval,
-  type DurationSummary,
-  decisionTestSchema,
-  type ExactTestMethod,
   type FlippedTask,
   type HeuristicPolicy,
-  type IntervalMethod,
   type Outcome,
   type PairedPolicy,
-  type PassAtKCurves,
   type PassAtKPoint,
   type RateInterval,
-  type RateSummary,
   type SequentialSummary,
-  type SettleEstimate,
   type StoppingDecision,
   type StoppingOptions,
-  stoppingDecisionSchema,
-  type TokenSummary,
-  type TokenUsage,
   type TrialRecord,
   type TrialRef,
   trialRecordSchema,
@@ -55,11 +43,10 @@ export {
   fisherExactTest,
   stratifiedExactTails,
   stratifiedExactTest,
-  type Tails,
 } from "./exact.js";
-export { type FixedTest, fixedTest } from "./fixed-test.js";
-export { formatBound, formatP, plural } from "./format.js";
-export { HEURISTIC_MAX_COST_RATIO, HEURISTIC_SCORE_MARGIN } from "./heuristic.js";
+export { fixedTest } from "./fixed-test.js";
+export { formatP, plural } from "./format.js";
+
 export {
   type IntervalEstimate,
   newcombeDifference,
@@ -79,11 +66,9 @@ export {
   trialsForPower,
   trialsToSettle,
 } from "./planning.js";
-export { restrictedRates, scoreInterval, scoreStatistic, scoreTails } from "./score.js";
+export { scoreInterval, scoreStatistic } from "./score.js";
 export {
   obrienFlemingSpending,
-  pairsInPlannedOrder,
-  type SequentialLook,
   type SequentialResult,
   sequentialSignTest,
   type TrialPair,

@@ -9,7 +9,7 @@ import { normalUpperTail } from "./normal.js";
  * p1 − p0 = delta (the closed-form root of the likelihood equations' cubic given by Miettinen
  * and Nurminen 1985 and Farrington and Manning 1990).
  */
-export function restrictedRates(table: TwoByTwo, delta: number): { p1: number; p0: number } {
+function restrictedRates(table: TwoByTwo, delta: number): { p1: number; p0: number } {
   const { successes1, trials1, successes0, trials0 } = table;
   const r1 = successes1 / trials1;
   const r0 = successes0 / trials0;
@@ -34,7 +34,7 @@ function clamp(x: number, low: number, high: number): number {
 }
 
 /** Equal-weight difference D = mean over tasks of (p1 − p0), the estimand. */
-export function equalWeightDifference(strata: readonly TwoByTwo[]): number {
+function equalWeightDifference(strata: readonly TwoByTwo[]): number {
   return (
     strata.reduce((sum, t) => sum + t.successes1 / t.trials1 - t.successes0 / t.trials0, 0) /
     strata.length

@@ -27,7 +27,7 @@ export function obrienFlemingSpending(t: number, sideAlpha: number): number {
 /** Relative slack when comparing spent error with the allowance, for floating-point sums only. */
 const SPENDING_SLACK = 1e-12;
 
-export interface SequentialLook {
+interface SequentialLook {
   /** Pairs seen at this look (infrastructure-error pairs included: they advance the information fraction). */
   pairs: number;
   /** Pairs with both trials completed. */

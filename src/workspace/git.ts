@@ -9,7 +9,7 @@ import { WorkspaceError } from "./types.js";
 const GIT_TIMEOUT_MS = 120_000;
 /** A fixed instant, so the baseline commit id depends on the fixture alone. */
 const FIXED_DATE = "946684800 +0000";
-export const BASELINE_IDENTITY = { name: "harnesslab", email: "harnesslab@localhost" } as const;
+const BASELINE_IDENTITY = { name: "harnesslab", email: "harnesslab@localhost" } as const;
 
 /**
  * The environment of every git the harness runs: no system or user configuration (a user's
@@ -18,7 +18,7 @@ export const BASELINE_IDENTITY = { name: "harnesslab", email: "harnesslab@localh
  * another), a fixed identity and date, no prompts, and no discovery of a repository above the
  * trial.
  */
-export function gitEnv(root: string, home: string): NodeJS.ProcessEnv {
+function gitEnv(root: string, home: string): NodeJS.ProcessEnv {
   return minimalEnv({
     HOME: home,
     GIT_CONFIG_NOSYSTEM: "1",
@@ -45,7 +45,7 @@ export function gitEnv(root: string, home: string): NodeJS.ProcessEnv {
  * attributes files are pinned because their defaults live under HOME, which is the executor's
  * scratch directory. Pathspecs are literal, so a file name is never read as a glob.
  */
-export const HARNESS_GIT_OPTIONS: readonly string[] = [
+const HARNESS_GIT_OPTIONS: readonly string[] = [
   "--literal-pathspecs",
   "-c",
   "core.fsmonitor=false",
@@ -148,7 +148,7 @@ export async function refreshIndex(
  * binary detection left to git. A `.gitattributes` the trial wrote is then only a file of its
  * change; it cannot make the patch differ from the bytes on disk, or `git apply` write others.
  */
-export const NEUTRAL_ATTRIBUTES =
+const NEUTRAL_ATTRIBUTES =
   "* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n";
 
 export async function writeNeutralAttributes(gitDir: string): Promise<void> {

@@ -37,7 +37,7 @@ async function hashFile(
  * `sha256:` over every entry, each as one JSON line, so no path can be confused with another.
  * The executable bit is left out, so hashes recorded before it was kept still match.
  */
-export function treeHash(files: readonly TreeEntry[]): string {
+function treeHash(files: readonly TreeEntry[]): string {
   const hash = createHash("sha256");
   for (const f of files) hash.update(`${JSON.stringify([f.kind, f.path, f.bytes, f.sha256])}\n`);
   return `sha256:${hash.digest("hex")}`;

@@ -4,7 +4,7 @@ import { z } from "zod";
  * Why a workspace step failed. Each is an environment problem (or an unusable fixture), so the
  * runner records it as the trial's infrastructure error with `evidence`, never as an agent failure.
  */
-export const WORKSPACE_ERROR_CODES = [
+const WORKSPACE_ERROR_CODES = [
   "fixture-symlink",
   "fixture-special-file",
   "fixture-git-dir",
@@ -52,7 +52,7 @@ export function isWorkspaceError(error: unknown): error is WorkspaceError {
   return error instanceof WorkspaceError;
 }
 
-export const treeEntrySchema = z.strictObject({
+const treeEntrySchema = z.strictObject({
   /** Relative to the snapshot root, `/`-separated. */
   path: z.string(),
   /** `symlink` and `other` appear only in trial snapshots; fixtures reject them. */

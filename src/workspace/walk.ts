@@ -17,7 +17,7 @@ export interface WalkedEntry {
  * patch should carry, and that is its own failure rather than the harness's crash. Fixtures are
  * held to 200,000 when the manifest is loaded, so a trial has room for 300,000 more.
  */
-export const MAX_TRIAL_ENTRIES = 500_000;
+const MAX_TRIAL_ENTRIES = 500_000;
 
 /** Directories read at once; enough to hide latency without exhausting file descriptors. */
 const DIRECTORY_CONCURRENCY = 16;

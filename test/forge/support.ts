@@ -1,7 +1,7 @@
 // Helpers for the forge tests: seeds, a replay server for recorded forge responses.
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { PullRequest, RepoState } from "../../src/scoring/index.js";
+import type { RepoState } from "../../src/scoring/index.js";
 
 /** A small repository in the spirit of the forge benchmark's seed. */
 export function sampleSeed(): RepoState {
@@ -70,10 +70,6 @@ export function manyIssues(count: number, from = 100): NonNullable<RepoState["is
     labels: i % 3 === 0 ? ["bug"] : [],
     comments: i % 5 === 0 ? [{ author: "dave", body: `comment on ${i}` }] : [],
   }));
-}
-
-export function withPulls(state: RepoState, pulls: PullRequest[]): RepoState {
-  return { ...state, pullRequests: [...(state.pullRequests ?? []), ...pulls] };
 }
 
 export interface Exchange {

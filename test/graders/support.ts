@@ -9,7 +9,7 @@ import { testSandbox } from "../support/sandbox.js";
 export const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 export const fixtureDir = join(repoRoot, "examples/readme-compare/fixture");
 export const contractPath = join(repoRoot, "examples/readme-compare/contract.json");
-export const goodReadmePath = join(repoRoot, "test/graders/fixtures/good-readme.md");
+const goodReadmePath = join(repoRoot, "test/graders/fixtures/good-readme.md");
 
 export function goodReadme(): Promise<string> {
   return readFile(goodReadmePath, "utf8");

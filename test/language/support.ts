@@ -4,7 +4,7 @@ import { expect } from "vitest";
 import type { HarnessIrBundle } from "../../src/ir/index.js";
 import { compileHarness, type Diagnostic } from "../../src/language/index.js";
 
-export const examplesDir = fileURLToPath(new URL("../../examples/", import.meta.url));
+const examplesDir = fileURLToPath(new URL("../../examples/", import.meta.url));
 
 export function readExample(relative: string): string {
   return readFileSync(`${examplesDir}${relative}`, "utf8");

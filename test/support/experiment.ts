@@ -25,7 +25,7 @@ const AGENTS_DIR = fileURLToPath(new URL("../fixtures/agents/", import.meta.url)
  * Two compositions for the scripted host and two for claude-code, so a synthetic experiment can
  * compare variants on either (a fake SDK executor stands in for claude-code).
  */
-export const SYNTHETIC_HARNESS = `// Compositions for the runner tests.
+const SYNTHETIC_HARNESS = `// Compositions for the runner tests.
 component loop {
   kind workflow
   description "Make the change the task asks for and report it."
@@ -99,7 +99,7 @@ export function fixtureAgent(name: string): Promise<string> {
 }
 
 /** A scripted agent that makes the check pass. */
-export const FIXER_AGENT = `export default async function fixer({ tools }) {
+const FIXER_AGENT = `export default async function fixer({ tools }) {
   const write = await tools.write("src/value.txt", "fixed\\n");
   if (!write.ok) throw new Error("write refused: " + (write.reason ?? write.error));
   return "fixed src/value.txt";

@@ -35,7 +35,7 @@ export interface RunKey {
   path: string;
 }
 
-export function runKeyPath(stateDir: string, runId: string): string {
+function runKeyPath(stateDir: string, runId: string): string {
   return join(stateDir, "run-keys", `${runId}.key`);
 }
 

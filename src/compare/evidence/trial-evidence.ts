@@ -58,7 +58,7 @@ async function readRange(handle: FileHandle, start: number, length: number): Pro
 }
 
 /** A file's text, or its first `maxBytes` (cut after the last whole line when `wholeLines`). */
-export async function readTextPrefix(
+async function readTextPrefix(
   path: string,
   maxBytes: number,
   wholeLines = false,
@@ -133,7 +133,7 @@ async function countLines(
  * trace.jsonl as the rows the page shows: the first `headShare(maxRows)` events and the last
  * ones, described (parsed) only when shown; events between are counted, not kept.
  */
-export async function readTraceExcerpt(path: string, maxRows: number): Promise<Excerpt<TraceRow>> {
+async function readTraceExcerpt(path: string, maxRows: number): Promise<Excerpt<TraceRow>> {
   const empty: Excerpt<TraceRow> = { head: [], omitted: 0, tail: [] };
   const handle = await openOrNull(path);
   if (handle === null) return empty;
@@ -324,10 +324,7 @@ async function scanDecisions(
 }
 
 /** permission-decisions.json as the rows the page shows, with counts over the whole file. */
-export async function readDecisionsExcerpt(
-  path: string,
-  maxRows: number,
-): Promise<DecisionsExcerpt> {
+async function readDecisionsExcerpt(path: string, maxRows: number): Promise<DecisionsExcerpt> {
   const excerpt: DecisionsExcerpt = { head: [], omitted: 0, tail: [], total: 0, denied: 0 };
   const handle = await openOrNull(path);
   if (handle === null) return excerpt;

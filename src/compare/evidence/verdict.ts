@@ -46,7 +46,7 @@ type RecordedMeasures = Pick<
   | "durationMs"
 >;
 
-export function toTrialRecord(metrics: RecordedMeasures): TrialRecord {
+function toTrialRecord(metrics: RecordedMeasures): TrialRecord {
   const t = metrics.tokens;
   const tokens =
     t === null || Object.values(t).every((v) => v === null)
@@ -81,7 +81,7 @@ export function stoppingDecision(
 }
 
 /** What the statistics stage needs to know of the experiment's plan. */
-export function verdictOptions(experiment: Experiment): VerdictOptions & { plannedTrials: number } {
+function verdictOptions(experiment: Experiment): VerdictOptions & { plannedTrials: number } {
   return {
     baseline: experiment.baseline,
     policy: experiment.verdict,

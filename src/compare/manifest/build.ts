@@ -36,7 +36,7 @@ export interface BuildContext {
 }
 
 /** The task id a v1 manifest's single task gets. */
-export const V1_TASK_ID = "task";
+const V1_TASK_ID = "task";
 
 function sortedChangeSurface(paths: readonly string[]): string[] {
   const normalized = paths.map((path) => {
@@ -158,7 +158,7 @@ function graderFromV2(
 }
 
 /** The experiment's forge settings with defaults, when any task is a forge task. */
-export function forgeSettingsFromV2(manifest: HarnessCompareV2): ForgeSettings | undefined {
+function forgeSettingsFromV2(manifest: HarnessCompareV2): ForgeSettings | undefined {
   if (!manifest.tasks.some((task) => task.forge !== undefined)) return undefined;
   const forge = manifest.forge ?? { kind: "local" as const };
   const commands = [...(forge.commands ?? V2_DEFAULTS.forgeCommands)];

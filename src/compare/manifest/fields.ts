@@ -14,8 +14,8 @@ export const REQUIRED_TOOLS = ["Read", "Edit", "Write", "Bash"] as const;
 /** Tools that reach the network; a run with `network: "deny"` must disallow them. */
 export const NETWORK_TOOLS = ["WebFetch", "WebSearch"] as const;
 
-export const MAX_TIMEOUT_MS = 1_800_000;
-export const MIN_TIMEOUT_MS = 1_000;
+const MAX_TIMEOUT_MS = 1_800_000;
+const MIN_TIMEOUT_MS = 1_000;
 
 export function integerFrom(min: number, max: number) {
   const message = `expected an integer from ${min} to ${max}`;
@@ -33,7 +33,7 @@ export function portablePath(description: string) {
 }
 
 /** An expected file: a portable path inside the repository, never `.git`. */
-export const changeSurfacePath = z
+const changeSurfacePath = z
   .string({ error: "expected a file path (string) relative to the repository root" })
   .superRefine((value, ctx) => {
     const normalized = normalizeChangeSurfacePath(value);

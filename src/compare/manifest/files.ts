@@ -81,7 +81,7 @@ async function referenceProblems(
 }
 
 /** Entries a fixture may hold (files and directories, counted together). */
-export const MAX_FIXTURE_ENTRIES = 200_000;
+const MAX_FIXTURE_ENTRIES = 200_000;
 
 /** What kind of entry makes a fixture unusable. */
 export type FixtureIrregularKind = "symlink" | "special" | "git-metadata";

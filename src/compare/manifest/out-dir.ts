@@ -17,7 +17,7 @@ const FIELD = "--out";
  * The real path `path` has or would have: the nearest existing ancestor resolved
  * through its symlinks, plus the part that does not exist yet.
  */
-export async function realPathOf(path: string): Promise<string> {
+async function realPathOf(path: string): Promise<string> {
   const missing: string[] = [];
   let current = resolve(path);
   for (;;) {

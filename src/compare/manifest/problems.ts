@@ -87,11 +87,7 @@ function schemasAt(schema: z.ZodType, root: unknown, path: readonly Segment[]): 
 }
 
 /** The field names a strict object at `path` accepts, sorted; empty when unknown. */
-export function allowedFieldsAt(
-  schema: z.ZodType,
-  root: unknown,
-  path: readonly Segment[],
-): string[] {
+function allowedFieldsAt(schema: z.ZodType, root: unknown, path: readonly Segment[]): string[] {
   const names = new Set<string>();
   for (const candidate of schemasAt(schema, root, path)) {
     for (const key of Object.keys(defOf(candidate).shape ?? {})) names.add(key);

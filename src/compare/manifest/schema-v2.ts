@@ -378,4 +378,3 @@ export const harnessCompareV2Schema = z
 
 export type HarnessCompareV2 = z.output<typeof harnessCompareV2Schema>;
 export type HarnessCompareV2Grader = z.output<typeof graderSchema>;
-export type HarnessCompareV2Forge = z.output<typeof forgeSettingsSchema>;

@@ -19,10 +19,10 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { Experiment } from "../experiment.js";
 
-export const BUNDLE_VERSION = "harnesslab.bundle.v1";
+const BUNDLE_VERSION = "harnesslab.bundle.v1";
 
 /** The most bytes a bundle may take in Redis (compressed); a string there holds at most 512 MB. */
-export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
+const MAX_BUNDLE_BYTES = 256 * 1024 * 1024;
 
 const entrySchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("dir"), path: z.string() }),

@@ -54,7 +54,7 @@ export const trialJobSchema = z.strictObject({
 export type TrialJobData = z.infer<typeof trialJobSchema>;
 
 /** Why a worker did not run a job. `version` stops the run; the others are the trial's infrastructure error. */
-export const REFUSALS = [
+const REFUSALS = [
   "version",
   "bundle-missing",
   "bundle-invalid",

@@ -103,7 +103,7 @@ export interface RegradeOptions {
   stateDir?: string;
 }
 
-export type { RegradeContract, TrialChange };
+export type { RegradeContract };
 
 export interface RegradeResult {
   /** `verdict.regrade-NNN` */

@@ -17,7 +17,6 @@ export type RegradeTrial = Pick<
 
 export type { RegradeSummary };
 export type TrialChange = RegradeSummary["changes"][number];
-export type PassRateChange = RegradeSummary["passRates"][number];
 
 export function changeDirection(
   before: Pick<RegradeTrial, "outcome" | "score">,

@@ -20,7 +20,7 @@ import {
   type ForgeAccess,
 } from "../experiment.js";
 
-export interface CompiledHarnessFiles {
+interface CompiledHarnessFiles {
   ok: true;
   bundle: HarnessIrBundle;
   /** `sha256:` over the files' relative names and bytes: pins the exact harness text. */
@@ -78,7 +78,7 @@ export interface AssembledVariant {
 }
 
 /** The revision's `forge.access` setting; `mcp` when it sets none, undefined for a bad value. */
-export function forgeAccessOf(revision: HarnessRevision): ForgeAccess | undefined {
+function forgeAccessOf(revision: HarnessRevision): ForgeAccess | undefined {
   const setting = revision.settings.find((s) => s.key === FORGE_ACCESS_SETTING);
   if (setting === undefined) return "mcp";
   const value = setting.value.value;

@@ -19,7 +19,7 @@ import type { Experiment } from "../experiment.js";
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 
 /** How a run's trials were contained, as verdict.json and manifest.json record it. */
-export interface ContainmentRecord {
+interface ContainmentRecord {
   kind: "bwrap" | "none";
   /** `bubblewrap 0.8.0`, or why there is no sandbox. */
   description: string;
@@ -28,7 +28,7 @@ export interface ContainmentRecord {
 }
 
 /** What in an experiment runs code the trial wrote (each one a reason a sandbox is needed). */
-export function trialCodeRunners(experiment: Experiment): string[] {
+function trialCodeRunners(experiment: Experiment): string[] {
   const reasons: string[] = [];
   if (experiment.runtime.validationCommands.length > 0)
     reasons.push(

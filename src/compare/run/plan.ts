@@ -59,7 +59,7 @@ export function plannedOrder(experiment: Experiment): TrialRef[] {
 }
 
 /** `trial-001`: trial directories sort in trial order for up to 999 trials. */
-export function trialDirName(trialIndex: number): string {
+function trialDirName(trialIndex: number): string {
   return `trial-${String(trialIndex).padStart(3, "0")}`;
 }
 

@@ -25,7 +25,7 @@ import {
   removeAbandonedWorkspaces,
 } from "./workspace-marker.js";
 
-export async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
+async function readFinishedTrial(dir: string): Promise<TrialMetrics | undefined> {
   return readValidJsonFile(join(dir, "metrics.json"), trialMetricsSchema);
 }
 
@@ -90,7 +90,7 @@ async function resumeRefusals(
  * whose inputs differ from today's, naming each input that differs. Returns whether a run with
  * the same inputs is recorded there (false: nothing to continue).
  */
-export async function assertSameInputs(
+async function assertSameInputs(
   outDir: string,
   current: RunManifest,
   currentFrozen?: FrozenTasks,
@@ -250,7 +250,7 @@ async function assertNotForeign(outDir: string): Promise<void> {
 }
 
 /** Folder the rejected records are moved into, under --out. */
-export const REJECTED_RECORDS_DIR = "rejected-records";
+const REJECTED_RECORDS_DIR = "rejected-records";
 
 /**
  * Moves each rejected record's folder to `rejected-records/<its path>/<n>` (kept as evidence of

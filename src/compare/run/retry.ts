@@ -12,7 +12,7 @@ import {
 import { readValidJsonFile } from "../../shared/index.js";
 
 /** The folder, inside a trial's folder, that keeps its earlier attempts. */
-export const ATTEMPTS_DIR = "attempts";
+const ATTEMPTS_DIR = "attempts";
 
 /**
  * Reasons that fail the same way on every attempt (a missing credential, binary or runtime, an

@@ -16,7 +16,7 @@ import { ExperimentInputError } from "../errors.js";
 export const RUN_LOCK_FILE = ".harnesslab-run.lock";
 
 /** What holds the lock: a `compare run` (fresh or --resume) or a `compare regrade`. */
-export type LockHolderKind = "run" | "regrade";
+type LockHolderKind = "run" | "regrade";
 
 const lockSchema = z.strictObject({
   pid: z.int(),

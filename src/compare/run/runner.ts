@@ -218,7 +218,7 @@ async function runHoldingLock(
 }
 
 /** What the run is made of once its inputs are checked; nothing is written yet. */
-export interface CheckedRun {
+interface CheckedRun {
   outDir: string;
   startedAt: string;
   /** performance.now() at the start, for the progress line's times. */
@@ -450,14 +450,14 @@ async function beginWriting(
  * withdrew it, or left its result for --resume); it may throw, which records the attempt as a
  * harness error.
  */
-export type TrialAttemptRunner = (
+type TrialAttemptRunner = (
   job: TrialJob,
   artifactDir: string,
   retriedAttempts: TrialAttempt[],
 ) => Promise<TrialMetrics | null>;
 
 /** Where the run's trials run: `attempt` for each, `close` once the run is done with them. */
-export interface TrialPlace {
+interface TrialPlace {
   attempt: TrialAttemptRunner;
   /** Trials the place may run at once, when it decides (a queue: every pending trial). */
   concurrency?: number;
@@ -469,7 +469,7 @@ export interface TrialPlace {
 /** Builds the place a run's trials run in (the seam for a queue; the default runs them here). */
 export type TrialPlaceFactory = (setup: TrialPlaceSetup) => Promise<TrialPlace>;
 
-export interface TrialPlaceSetup {
+interface TrialPlaceSetup {
   experiment: Experiment;
   options: RunExperimentOptions;
   inputs: CheckedRun;
@@ -819,7 +819,7 @@ export async function sealTrial(
 }
 
 /** The metrics of an attempt that ended in a harness error before it could say more. */
-export function harnessErrorMetrics(
+function harnessErrorMetrics(
   job: TrialJob,
   explanation: string,
   retriedAttempts: TrialAttempt[],
@@ -855,7 +855,7 @@ export function harnessErrorMetrics(
 }
 
 /** Every trial folder has the same files (docs/artifacts.md); the steps that never ran leave them empty. */
-export async function writePlaceholders(artifactDir: string, explanation: string): Promise<void> {
+async function writePlaceholders(artifactDir: string, explanation: string): Promise<void> {
   await mkdir(artifactDir, { recursive: true });
   await writeFile(join(artifactDir, "stderr.txt"), `${explanation}\n`);
   const placeholders: Array<[string, string]> = [

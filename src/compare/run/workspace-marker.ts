@@ -42,10 +42,7 @@ export async function markWorkspace(
   );
 }
 
-export async function unmarkWorkspace(
-  artifactDir: string,
-  kind: WorkspaceUser = "run",
-): Promise<void> {
+async function unmarkWorkspace(artifactDir: string, kind: WorkspaceUser = "run"): Promise<void> {
   await rm(join(artifactDir, MARKER_FILES[kind]), { force: true });
 }
 

@@ -29,7 +29,7 @@ const AGENT_ENDINGS: Record<string, string> = {
   timeout: "the agent ran out of time",
 };
 
-export function combineGrades(grades: readonly Grade[]): {
+function combineGrades(grades: readonly Grade[]): {
   score: number | null;
   passed: boolean | null;
 } {

@@ -29,7 +29,7 @@ import type { RepoState } from "../../scoring/index.js";
 import type { ForgeAccess, ForgeSettings, ForgeTaskSpec } from "../experiment.js";
 
 /** What the gateway's clients are given instead of the token (the gateway adds the real one). */
-export const GATEWAY_TOKEN_PLACEHOLDER = "harnesslab-gateway-adds-the-token";
+const GATEWAY_TOKEN_PLACEHOLDER = "harnesslab-gateway-adds-the-token";
 
 /** Request bodies the gateway forwards at most (the local forge's own limit). */
 const GATEWAY_MAX_BODY_BYTES = 1024 * 1024;
@@ -64,7 +64,7 @@ export interface TrialForge {
 }
 
 /** Thrown when the forge cannot be prepared or read: the trial's infrastructure error. */
-export class TrialForgeError extends Error {
+class TrialForgeError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "TrialForgeError";

@@ -21,7 +21,7 @@ import type { TaskSpec } from "../experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
 
 /** The grader id of the harness's own checks on a trial's change, before any task grader. */
-export const INTEGRITY_GRADER = "integrity";
+const INTEGRITY_GRADER = "integrity";
 
 /** A failed integrity check: the trial's change cannot be graded, and that is the trial's doing. */
 export function integrityGrade(check: string, detail: string, evidence?: unknown): Grade {

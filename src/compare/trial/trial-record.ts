@@ -35,7 +35,7 @@ function scrubTrialTempDirs(text: string, parents: readonly string[]): string {
 }
 
 /** Applies `scrub` to every string in a JSON-like value (keys stay as they are). */
-export function mapStrings(value: unknown, scrub: (text: string) => string): unknown {
+function mapStrings(value: unknown, scrub: (text: string) => string): unknown {
   if (typeof value === "string") return scrub(value);
   if (Array.isArray(value)) return value.map((item) => mapStrings(item, scrub));
   if (value !== null && typeof value === "object") {

@@ -109,7 +109,7 @@ const DEFAULT_EXECUTOR_GRACE_MS = 30_000;
  * The most bytes of added or changed files a trial's patch may carry. A binary patch grows by
  * about a quarter, and the patch must fit in one string (512 MiB in V8) to be captured at all.
  */
-export const MAX_CHANGED_BYTES = 256 * 1024 * 1024;
+const MAX_CHANGED_BYTES = 256 * 1024 * 1024;
 
 /** Bytes of the files at `paths` in a snapshot (links and directories count nothing). */
 function bytesOf(snapshot: TreeSnapshot, paths: readonly string[]): number {

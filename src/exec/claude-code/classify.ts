@@ -95,7 +95,7 @@ export interface FailureEvidence {
 }
 
 /** The infrastructure cause of a failed run, or null when the failure is the agent's own. */
-export function classifyFailure(evidence: FailureEvidence): InfraReason | null {
+function classifyFailure(evidence: FailureEvidence): InfraReason | null {
   const startup = evidence.startupFailureReason;
   if (startup) {
     return STARTUP_FAILURE_REASONS[startup as SDKStartupFailureReason] ?? "config_invalid";

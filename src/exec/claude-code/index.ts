@@ -1,4 +1,3 @@
-export { CLAUDE_AGENT_SDK_PACKAGE, CLAUDE_HOST_VARIABLES } from "./env.js";
 export {
   type ClaudeAgentSdk,
   ClaudeCodeExecutor,

@@ -71,7 +71,7 @@ export function splitShellWords(text: string): string[] | null {
 }
 
 /** The words of each stage of a plain `a | b | c` pipeline; null for anything else. */
-export function splitPipeline(text: string): string[][] | null {
+function splitPipeline(text: string): string[][] | null {
   const tokens = tokenize(text, true);
   if (tokens === null) return null;
   const stages: string[][] = [[]];
@@ -225,7 +225,7 @@ export function readOnlyCalls(argv: readonly string[]): AuditCall[] | null {
 }
 
 /** Whether a pipeline stage only filters its input: it names no file and runs nothing. */
-export function isStdinFilter(argv: readonly string[]): boolean {
+function isStdinFilter(argv: readonly string[]): boolean {
   const [program, ...rest] = argv;
   switch (program) {
     case "head":

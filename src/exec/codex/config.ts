@@ -4,11 +4,11 @@
 import type { CodexConfigObject, CodexConfigValue } from "./sdk-types.js";
 
 /** Provider id of a custom endpoint in the generated config. */
-export const ENDPOINT_PROVIDER_ID = "harnesslab";
+const ENDPOINT_PROVIDER_ID = "harnesslab";
 /** Variable the generated provider reads its key from (set only in the agent's environment). */
 export const ENDPOINT_KEY_VARIABLE = "HARNESSLAB_CODEX_ENDPOINT_KEY";
 
-export interface CodexEndpointConfig {
+interface CodexEndpointConfig {
   baseUrl: string;
   /** Whether a key is passed in ENDPOINT_KEY_VARIABLE; a keyless local server needs none. */
   withKey: boolean;

@@ -41,7 +41,7 @@ import type {
 export const CODEX_SDK_PACKAGE = "@openai/codex-sdk";
 
 /** Credential and endpoint variables the Codex CLI may see (when set in the source env). */
-export const CODEX_ENV_VARIABLES = ["OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"] as const;
+const CODEX_ENV_VARIABLES = ["OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"] as const;
 
 /** A custom OpenAI Responses-compatible endpoint (a proxy, a gateway, a loopback test server). */
 export interface CodexEndpoint {

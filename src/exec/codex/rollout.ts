@@ -20,7 +20,7 @@ export interface RolloutCall {
   reported?: RolloutReportedItem;
 }
 
-export type RolloutReportedItem =
+type RolloutReportedItem =
   | { type: "CommandExecution"; command: string[]; cwd: string | null }
   | {
       type: "FileChange";
@@ -163,10 +163,7 @@ export function parseRollout(contents: string): RolloutSummary {
 }
 
 /** The rollout file of a thread (or the only one, when the thread id is unknown); null if none. */
-export async function findRolloutFile(
-  codexHome: string,
-  threadId: string | null,
-): Promise<string | null> {
+async function findRolloutFile(codexHome: string, threadId: string | null): Promise<string | null> {
   const found: string[] = [];
   const walk = async (dir: string, depth: number): Promise<void> => {
     let entries: import("node:fs").Dirent[];

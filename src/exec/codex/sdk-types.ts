@@ -2,9 +2,9 @@
 // published types do not require the optional SDK to be installed. The tests check that the real
 // module and its event types are assignable to these shapes.
 
-export type CodexSandboxMode = "read-only" | "workspace-write" | "danger-full-access";
-export type CodexApprovalMode = "never" | "on-request" | "on-failure" | "untrusted";
-export type CodexWebSearchMode = "disabled" | "cached" | "live";
+type CodexSandboxMode = "read-only" | "workspace-write" | "danger-full-access";
+type CodexApprovalMode = "never" | "on-request" | "on-failure" | "untrusted";
+type CodexWebSearchMode = "disabled" | "cached" | "live";
 
 export type CodexConfigValue = string | number | boolean | CodexConfigValue[] | CodexConfigObject;
 export interface CodexConfigObject {
@@ -35,7 +35,7 @@ export interface CodexThreadOptions {
   additionalDirectories?: string[];
 }
 
-export interface CodexUsage {
+interface CodexUsage {
   input_tokens: number;
   cached_input_tokens: number;
   cache_write_input_tokens: number;
@@ -90,7 +90,7 @@ export interface CodexThreadLike {
   ): Promise<{ events: AsyncGenerator<CodexThreadEvent> }>;
 }
 
-export interface CodexClientLike {
+interface CodexClientLike {
   startThread(options?: CodexThreadOptions): CodexThreadLike;
 }
 

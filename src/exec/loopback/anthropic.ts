@@ -19,7 +19,7 @@ import {
 } from "./http.js";
 
 /** One content block of a scripted assistant turn. */
-export type AnthropicScriptBlock =
+type AnthropicScriptBlock =
   | { type: "text"; text: string }
   | {
       type: "tool_use";
@@ -31,7 +31,7 @@ export type AnthropicScriptBlock =
     };
 
 /** Token counts reported for one scripted turn (Messages API field names). */
-export interface AnthropicScriptUsage {
+interface AnthropicScriptUsage {
   input_tokens: number;
   output_tokens: number;
   cache_read_input_tokens: number;
@@ -39,7 +39,7 @@ export interface AnthropicScriptUsage {
 }
 
 /** An API error the service could answer with (status and `error.type` as the real API spells them). */
-export interface AnthropicScriptError {
+interface AnthropicScriptError {
   status: number;
   type: string;
   message: string;
@@ -74,7 +74,7 @@ export interface AnthropicLoopbackOptions {
 }
 
 /** What the server recorded about one request; credentials never appear in it. */
-export interface AnthropicLoopbackRequest {
+interface AnthropicLoopbackRequest {
   seq: number;
   method: string;
   path: string;

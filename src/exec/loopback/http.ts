@@ -98,7 +98,7 @@ export function chunks(text: string, pieces: number): string[] {
 }
 
 /** An API error as both scripts describe one: the status, and `type` as the API spells it. */
-export interface LoopbackApiError {
+interface LoopbackApiError {
   status: number;
   type: string;
   message: string;

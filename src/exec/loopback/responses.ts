@@ -36,7 +36,7 @@ export type ResponsesScriptItem =
     };
 
 /** Token counts reported for one turn (Responses API meaning: `input_tokens` includes the cached ones). */
-export interface ResponsesScriptUsage {
+interface ResponsesScriptUsage {
   input_tokens: number;
   cached_tokens: number;
   output_tokens: number;
@@ -44,7 +44,7 @@ export interface ResponsesScriptUsage {
 }
 
 /** An API error the service could answer with, as the real API spells it. */
-export interface ResponsesScriptError {
+interface ResponsesScriptError {
   status: number;
   type: string;
   code?: string;
@@ -79,7 +79,7 @@ export interface ResponsesLoopbackOptions {
 }
 
 /** What the server recorded about one request; credentials never appear in it. */
-export interface ResponsesLoopbackRequest {
+interface ResponsesLoopbackRequest {
   seq: number;
   method: string;
   path: string;

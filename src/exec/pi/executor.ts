@@ -21,7 +21,7 @@ import { buildModel, parsePiModel, resolveCredential } from "./model.js";
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
 
 /** Variables the Pi executor reads from its environment source; it never reads any other. */
-export const PI_HOST_VARIABLES = [
+const PI_HOST_VARIABLES = [
   "ANTHROPIC_API_KEY",
   "ANTHROPIC_AUTH_TOKEN",
   "ANTHROPIC_BASE_URL",

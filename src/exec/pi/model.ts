@@ -2,7 +2,7 @@
 // environment source, set explicitly, never left for Pi to find in process.env. Pure.
 import type { PiModel } from "./contract.js";
 
-export const PI_DEFAULT_MODEL = "claude-sonnet-4-5";
+const PI_DEFAULT_MODEL = "claude-sonnet-4-5";
 const ANTHROPIC_API_URL = "https://api.anthropic.com";
 
 export type Credential = { kind: "api-key" | "bearer"; value: string; variable: string };
@@ -37,7 +37,7 @@ export function resolveCredential(source: NodeJS.ProcessEnv): Credential | null 
  * (`ANTHROPIC_AUTH_TOKEN` becomes a bearer header next to the key). Explicit headers win over
  * those defaults; null removes one.
  */
-export function credentialHeaders(credential: Credential): Record<string, string> {
+function credentialHeaders(credential: Credential): Record<string, string> {
   const headers: Record<string, string | null> =
     credential.kind === "api-key"
       ? { "x-api-key": credential.value, authorization: null }

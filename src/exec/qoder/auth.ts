@@ -10,11 +10,7 @@ import {
 } from "./contract.js";
 
 /** How the run authenticated, for the receipt's trace (never the credential). */
-export type QoderAuthKind =
-  | "qodercli-login"
-  | "personal-access-token"
-  | "service-account"
-  | "sdk-auth";
+type QoderAuthKind = "qodercli-login" | "personal-access-token" | "service-account" | "sdk-auth";
 
 export type ResolvedQoderAuth =
   | {

@@ -8,7 +8,7 @@ import { QODER_PROFILES, type QoderProfile, type QoderSdkAuthObject } from "./co
 import type { QoderPermissionGate } from "./permissions.js";
 
 /** Tools of the minimal profile, whatever the manifest lists (all four are required by it). */
-export const MINIMAL_TOOLS = ["Read", "Write", "Edit", "Bash"] as const;
+const MINIMAL_TOOLS = ["Read", "Write", "Edit", "Bash"] as const;
 
 /**
  * The minimal profile's whole system prompt, in place of the CLI's own: short, tool-centred, and

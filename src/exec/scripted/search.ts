@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 
-export interface GrepMatchFound {
+interface GrepMatchFound {
   path: string;
   line: number;
   text: string;
@@ -85,7 +85,7 @@ parentPort.once("message", (job) => {
 const tinyglobby = createRequire(import.meta.url).resolve("tinyglobby");
 
 /** Default wall-clock limit of one Glob or Grep call. */
-export const SEARCH_TIME_LIMIT_MS = 10_000;
+const SEARCH_TIME_LIMIT_MS = 10_000;
 
 /**
  * Runs one search in a fresh worker thread and terminates it at `timeLimitMs` (or when `signal`

@@ -6,7 +6,6 @@ import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../pol
 import {
   type CommandSandbox,
   commandEnvironment,
-  SANDBOX_HOME,
   withGrantedEndpoints,
 } from "../../sandbox/index.js";
 import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.js";
@@ -73,9 +72,6 @@ export interface ScriptedToolbox {
 export function commandEnvNames(): string[] {
   return [...Object.keys(commandEnvironment()), "PATH", "HOME", "TMPDIR"].sort();
 }
-
-/** Where a command's HOME is, for the receipt: the sandbox's private one. */
-export const COMMAND_HOME = SANDBOX_HOME;
 
 function clipStrings(value: unknown): unknown {
   if (typeof value === "string") {

@@ -39,7 +39,7 @@ function denialMessage(decision: PolicyDecision): string {
 }
 
 /** The hook input; only PreToolUse is judged, every other event passes. */
-export interface ClaudeLikeHookInput {
+interface ClaudeLikeHookInput {
   hook_event_name: string;
   tool_name?: string;
   tool_input?: unknown;
@@ -56,7 +56,7 @@ function isPreToolUse(input: ClaudeLikeHookInput): input is PreToolUseInput {
   return input.hook_event_name === "PreToolUse";
 }
 
-export type ClaudeLikeHookOutput =
+type ClaudeLikeHookOutput =
   | { continue: true }
   | {
       hookSpecificOutput: {

@@ -21,7 +21,7 @@ export interface ClaudeLikeAssistantMessage {
 }
 
 /** Per-model totals of a result message (Claude reports thinking tokens, Qoder credits). */
-export interface ClaudeLikeModelUsage {
+interface ClaudeLikeModelUsage {
   inputTokens?: unknown;
   cacheReadInputTokens?: unknown;
   cacheCreationInputTokens?: unknown;
@@ -160,7 +160,7 @@ const LIMIT_SUBTYPES = new Set(["error_max_turns", "error_max_budget_usd"]);
 const LIMIT_TERMINAL_REASONS = new Set(["max_turns", "budget_exhausted", "prompt_too_long"]);
 
 /** Resolves with the iterator's next item, or "abandoned" once `signal` has been aborted for `graceMs`. */
-export function nextOrAbandon<T>(
+function nextOrAbandon<T>(
   iterator: AsyncIterator<T>,
   signal: AbortSignal,
   graceMs: number,

@@ -58,7 +58,7 @@ const versionCache = new Map<string, string | null>();
  * The installed version of a package, or null when it cannot be found. Looked up once per
  * process: every receipt names it, and the installation does not change during a run.
  */
-export function installedVersion(packageName: string): string | null {
+function installedVersion(packageName: string): string | null {
   if (!versionCache.has(packageName)) versionCache.set(packageName, lookUpVersion(packageName));
   return versionCache.get(packageName) ?? null;
 }
@@ -224,7 +224,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-export function emptyTokens(): TokenUsage {
+function emptyTokens(): TokenUsage {
   return { uncachedInput: null, cacheRead: null, cacheWrite: null, output: null, reasoning: null };
 }
 

@@ -27,7 +27,7 @@ import { isPathInside } from "../../shared/index.js";
 export const CREDENTIAL_PLACEHOLDER = "harnesslab-sandboxed-credential";
 
 /** The model API a host talks to, and how its credential travels. */
-export interface HostEndpoint {
+interface HostEndpoint {
   /** Base URL as the host would use it (`https://api.anthropic.com`, `http://127.0.0.1:8080/v1`). */
   upstream: string;
   /** Headers carrying the credential, added outside the sandbox; empty for a keyless endpoint. */

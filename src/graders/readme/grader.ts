@@ -33,10 +33,10 @@ import { type ScreenFinding, screenExample } from "./screen.js";
 export const README_PACKAGE_GRADER_ID = "readme-package-v1";
 
 /** The heading whose section holds the examples that must run. */
-export const QUICK_START_HEADING = "Quick Start";
+const QUICK_START_HEADING = "Quick Start";
 
 /** A README larger than this is not graded (it is not a README a person reads). */
-export const MAX_README_BYTES = 2 * 1024 * 1024;
+const MAX_README_BYTES = 2 * 1024 * 1024;
 
 export interface ReadmePackageGraderOptions {
   /** Per Quick Start block (default 30 s). */
@@ -152,13 +152,13 @@ const SCRIPT_LANGUAGES = new Set([
 ]);
 
 /** A name an example imports from the package, with the README line it is on. */
-export interface ExampleImport extends ImportedName {
+interface ExampleImport extends ImportedName {
   /** 1-based README line. */
   readmeLine: number;
 }
 
 /** Every name the README's script examples import from the package entry. */
-export function exampleImports(
+function exampleImports(
   document: ReadmeDocument,
   contract: ReadmePackageContract,
   packageName: string | undefined,

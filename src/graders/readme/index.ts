@@ -1,4 +1,4 @@
-export { containsToken, README_PACKAGE_WEIGHTS, type ReadmeCheckId } from "./checks.js";
+export { containsToken, README_PACKAGE_WEIGHTS } from "./checks.js";
 export {
   loadReadmeContract,
   type ReadmePackageContract,
@@ -7,17 +7,8 @@ export {
 } from "./contract.js";
 export {
   createReadmePackageGrader,
-  MAX_README_BYTES,
-  QUICK_START_HEADING,
   README_PACKAGE_GRADER_ID,
   type ReadmePackageGraderOptions,
 } from "./grader.js";
 export { permissionFlag, sandboxNodeFlags } from "./sandbox.js";
-export {
-  CODE_GENERATION_GLOBALS,
-  HOST_CAPABILITY_GLOBALS,
-  type ScreenFinding,
-  type ScreenResult,
-  type ScreenRule,
-  screenExample,
-} from "./screen.js";
+export { screenExample } from "./screen.js";

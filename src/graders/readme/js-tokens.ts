@@ -6,7 +6,7 @@
  * screen treats that as a rejection.
  */
 
-export type TokenKind = "name" | "punct" | "string" | "template" | "number" | "regex";
+type TokenKind = "name" | "punct" | "string" | "template" | "number" | "regex";
 
 export interface Token {
   kind: TokenKind;

@@ -34,7 +34,7 @@ export function classifyLinkTarget(url: string): LinkTarget {
   return { kind: "local", path: decoded.replace(/^\/+/, "") || "." };
 }
 
-export interface LinkFinding {
+interface LinkFinding {
   kind: ReadmeLinkKind;
   url: string;
   line: number;

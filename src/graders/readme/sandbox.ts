@@ -49,7 +49,7 @@ export function sandboxNodeFlags(nodeVersion: string, readRoot: string): string[
 const versions = new Map<string, Promise<string>>();
 
 /** The version of the Node binary at `execPath` (asked once per binary). */
-export function nodeVersionOf(execPath: string): Promise<string> {
+function nodeVersionOf(execPath: string): Promise<string> {
   if (execPath === process.execPath) return Promise.resolve(process.versions.node);
   let known = versions.get(execPath);
   if (known === undefined) {

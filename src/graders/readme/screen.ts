@@ -5,7 +5,7 @@ import { type Token, tokenize } from "./js-tokens.js";
  * consumer of the package needs; the permission-model sandbox they then run in is the
  * actual boundary, so the screen is a second, independent layer.
  */
-export type ScreenRule =
+type ScreenRule =
   | "host-capability"
   | "code-generation"
   | "dynamic-import"
@@ -32,7 +32,7 @@ export interface ScreenResult {
 }
 
 /** Globals that reach the host: process state, the module system, the network, threads. */
-export const HOST_CAPABILITY_GLOBALS: readonly string[] = [
+const HOST_CAPABILITY_GLOBALS: readonly string[] = [
   "process",
   "globalThis",
   "global",
@@ -57,7 +57,7 @@ export const HOST_CAPABILITY_GLOBALS: readonly string[] = [
 ];
 
 /** Ways to turn a string into code. */
-export const CODE_GENERATION_GLOBALS: readonly string[] = ["eval", "Function"];
+const CODE_GENERATION_GLOBALS: readonly string[] = ["eval", "Function"];
 
 const HOST = new Set(HOST_CAPABILITY_GLOBALS);
 const CODEGEN = new Set(CODE_GENERATION_GLOBALS);

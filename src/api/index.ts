@@ -1,0 +1,123 @@
+// The package entry (`import … from "harnesslab"`): what most users need, each name also in its
+// sub-path (`harnesslab/ir`, `/exec`, `/compare`, `/scoring`, `/stats`, `/graders`, `/forge`),
+// which holds the rest of that area's public surface. Anything not exported from src/api is
+// internal and may change without notice.
+export { type HostId, type HostProfile, hostProfile } from "../hosts/index.js";
+export {
+  type CompileResult,
+  compileHarness,
+  DIAGNOSTIC_CODES,
+  type Diagnostic,
+  type DiagnosticCode,
+  formatDiagnostic,
+  type SourceInput,
+} from "../language/index.js";
+export {
+  createToolPolicy,
+  type PolicyDecision,
+  type PolicyDecisionRecord,
+  type ToolPolicy,
+} from "../policy/index.js";
+export { renderHtmlReport, renderMarkdownReport, renderTerminalSummary } from "../report/index.js";
+export { type ResolveOptions, type ResolveResult, resolveComposition } from "../resolver/index.js";
+export { type InputProblem, InvalidInputError } from "../shared/index.js";
+export {
+  checkOutDir,
+  type Experiment,
+  ExperimentInputError,
+  type GraderSpec,
+  type LoadManifestResult,
+  loadHarnessCatalog,
+  loadManifest,
+  planExperiment,
+  planTrials,
+  preflight,
+  queueTrials,
+  type RunExperimentOptions,
+  type RunExperimentResult,
+  type RunProgress,
+  regradeRun,
+  runExperiment,
+  runWorker,
+  type TaskSpec,
+  type TrialJob,
+  type TrialMetrics,
+  type VariantSpec,
+  type VerdictDocument,
+  validateManifestForCli,
+  verifyRecord,
+} from "./compare.js";
+export {
+  type BashOutput,
+  ClaudeCodeExecutor,
+  type ClaudeCodeExecutorOptions,
+  CodexExecutor,
+  type CodexExecutorOptions,
+  createExecutor,
+  type Executor,
+  type ExecutorRunInput,
+  type GrepMatch,
+  HOST_IDS,
+  type InfraReason,
+  PiExecutor,
+  type PiExecutorOptions,
+  QoderExecutor,
+  type QoderExecutorOptions,
+  type ReceiptStatus,
+  type RuntimeReceipt,
+  type RuntimeSettings,
+  redact,
+  runtimeReceiptSchema,
+  type ScriptedAgent,
+  type ScriptedAgentContext,
+  ScriptedExecutor,
+  type ScriptedTools,
+  startAnthropicLoopback,
+  startResponsesLoopback,
+  type ToolDenied,
+  type ToolFailed,
+  type ToolResult,
+} from "./exec.js";
+export {
+  createCommandGrader,
+  createReadmePackageGrader,
+  createScopeGrader,
+  type Grade,
+  type GradeCheck,
+  type GradeContext,
+  type Grader,
+  loadReadmeContract,
+  type ReadmePackageContract,
+  weightedScore,
+} from "./graders.js";
+export {
+  canonicalJson,
+  contentHash,
+  type HarnessIrBundle,
+  type HarnessRevision,
+  parseIrBundle,
+  type ResolutionReport,
+} from "./ir.js";
+export {
+  checkMutation,
+  checkReadAnswer,
+  type RepoState,
+  type ScoringResult,
+  type ScoringSpec,
+  type Submission,
+  score,
+} from "./scoring.js";
+export {
+  type Aggregates,
+  aggregate,
+  canStopEarly,
+  computeVerdictStatistics,
+  decideVerdict,
+  newcombeDifference,
+  passAtK,
+  passHatK,
+  type TrialRecord,
+  type Verdict,
+  type VerdictPolicy,
+  wilsonInterval,
+} from "./stats.js";
