@@ -280,6 +280,31 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     expect(await rescuer.exited).toBe(0);
   }, 60_000);
 
+  it("a worker stopped with SIGTERM mid-trial hands its trial back at once and exits 0; another runs it", async () => {
+    const gateDir = await gate();
+    const leaving = await worker("leaving", gateDir);
+    const out = exp.freshOut("terminated-worker");
+    const run = coordinator(out);
+    await until(async () => (await started(gateDir)).length > 0);
+    const [first] = await started(gateDir);
+    const trial = (first as string).replace(/^started-/, "").replace(/-\d+$/, "");
+    leaving.child.kill("SIGTERM");
+    // Handed back, not left to a lock timeout: the worker is gone before any other exists.
+    expect(await leaving.exited).toBe(0);
+    expect(leaving.output()).toContain("terminated: handing the running trials back to the queue");
+    expect(leaving.output()).toContain("worker stopped");
+    await writeFile(join(gateDir, "open-all"), "");
+    const next = await worker("next", gateDir);
+    expect(await run.exited).toBe(exitFor(reference));
+    const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(outcomes(verdict)).toEqual(outcomes(reference));
+    const runs = (await started(gateDir)).filter((name) => name.startsWith(`started-${trial}-`));
+    expect(runs).toHaveLength(2);
+    for (const t of verdict.trials) expect(t.retriedAttempts).toEqual([]);
+    next.child.kill("SIGTERM");
+    expect(await next.exited).toBe(0);
+  }, 60_000);
+
   it("a coordinator killed mid-run and resumed takes the results its workers finished meanwhile", async () => {
     const gateDir = await gate();
     const steady = await worker("steady", gateDir);

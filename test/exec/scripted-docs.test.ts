@@ -65,7 +65,7 @@ async function typeCheck(dir: string, files: string[]): Promise<string> {
     compilerOptions: {
       ...(await documentedTypeCheckOptions()),
       typeRoots: [join(REPO, "node_modules", "@types")],
-      paths: { harnesslab: [join(REPO, "src", "index.ts")] },
+      paths: { harnesslab: [join(REPO, "src", "api", "index.ts")] },
     },
     files,
   };

@@ -62,7 +62,7 @@ afterAll(async () => {
 describe("the packed package", () => {
   it("ships dist, schemas, examples, docs, README and LICENSE", () => {
     for (const prefix of [
-      "dist/index.js",
+      "dist/api/index.js",
       "dist/cli/bin.js",
       "schemas/",
       "examples/fix-the-bug/",
