@@ -4,6 +4,7 @@
 // normalization work (part of what checkMutation does; it normalizes lazily, only
 // what differs, see docs/scoring.md).
 import { performance } from "node:perf_hooks";
+import { mulberry32 } from "../src/compare/index.js";
 import { checkMutation, type RepoState } from "../src/scoring/index.js";
 
 /** Issue counts, with the repetitions each gets (small sizes are noisier, and cheap). */
@@ -14,18 +15,6 @@ const SIZES: [issues: number, repetitions: number][] = [
 ];
 const WARMUP = 2;
 const SCENARIOS: Scenario[] = ["same order", "every collection reordered", "every entity differs"];
-
-/** mulberry32: small, seeded, good enough to make generated states varied and repeatable. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const WORDS =
   "parser stream buffer config crash empty field quoted record delimiter header node release chunk line test fix docs option flag error value default support input output file".split(
@@ -72,7 +61,7 @@ interface GeneratedState {
  * reviews per pull request with two inline comments each.
  */
 function generate(issues: number, seed: number): GeneratedState {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
   const sentence = (words: number) => Array.from({ length: words }, () => pick(WORDS)).join(" ");
   const comments = (count: number) =>

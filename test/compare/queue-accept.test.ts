@@ -18,6 +18,7 @@ import {
   readJson,
   runManifest,
   type TempExperiment,
+  TRIAL_FILES,
 } from "../support/experiment.js";
 
 type Folder = Extract<TrialResult, { kind: "trial" }>;
@@ -71,17 +72,9 @@ describe("a worker's trial folder", () => {
     const checked = checkTrialResult(result, job);
     expect(checked.ok).toBe(true);
     if (checked.ok)
-      expect(checked.files.map(([name]) => name).sort()).toEqual([
-        "patch.diff",
-        "permission-decisions.json",
-        "prompt.txt",
-        "response.txt",
-        "runtime-receipt.json",
-        "stderr.txt",
-        "tool-use.json",
-        "trace.jsonl",
-        "validation.json",
-      ]);
+      expect(checked.files.map(([name]) => name).sort()).toEqual(
+        TRIAL_FILES.filter((name) => name !== "metrics.json"),
+      );
   });
 
   it.each([
