@@ -305,6 +305,82 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     expect(await next.exited).toBe(0);
   }, 60_000);
 
+  it("a worker that cannot run a run's trials hands the job back and stops, saying why; a worker that can runs them", async () => {
+    const gateDir = await gate();
+    await writeFile(join(gateDir, "open-all"), "");
+    const out = exp.freshOut("unfit-worker");
+    const run = coordinator(out, ["--unsafe-no-sandbox"]);
+    // Started while the run's jobs wait: it may meet one before it says it is taking trials.
+    const strict = cli(
+      ["worker", "--queue", redis.url, "--name", "sandbox-only", "--lock-ms", "1000"],
+      { HL_TEST_GATE: gateDir, TMPDIR: exp.trialsDir },
+    );
+    expect(await strict.exited).toBe(1);
+    expect(strict.output()).toMatch(
+      /worker sandbox-only cannot run the trials of run \S+: the run was started with --unsafe-no-sandbox, and this worker runs trials only in the sandbox \(start a worker with --unsafe-no-sandbox to take such runs\); fix this machine and start the worker again/,
+    );
+    const able = await worker("able", gateDir, ["--unsafe-no-sandbox"]);
+    expect(await run.exited).toBe(exitFor(reference));
+    const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+    expect(outcomes(verdict)).toEqual(outcomes(reference));
+    able.child.kill("SIGTERM");
+    expect(await able.exited).toBe(0);
+  }, 60_000);
+
+  it("with no worker the run says how to start one, publishes a bundle that went again, and a late worker finishes it", async () => {
+    const connection = new Redis(redis.url);
+    try {
+      const out = exp.freshOut("no-worker");
+      const run = coordinator(out);
+      await run.waitFor(`queue: no worker is taking trials from ${redis.url}`);
+      expect(run.output()).toContain(`start one with \`harness worker --queue ${redis.url}\``);
+      for (const key of await connection.keys(`${KEY_PREFIX}:bundle:*`)) await connection.del(key);
+      await run.waitFor("queue: the run's bundle was gone from Redis");
+      const gateDir = await gate();
+      await writeFile(join(gateDir, "open-all"), "");
+      const late = await worker("late-comer", gateDir);
+      expect(await run.exited).toBe(exitFor(reference));
+      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+        outcomes(reference),
+      );
+      late.child.kill("SIGTERM");
+      await late.exited;
+    } finally {
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  it("trials whose jobs vanish from Redis are infrastructure errors, not a wait forever; --resume --retry-infra runs them", async () => {
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    try {
+      const out = exp.freshOut("jobs-gone");
+      const run = coordinator(out);
+      await until(async () => (await queue.getWaitingCount()) === reference.trials.length);
+      await queue.obliterate({ force: true });
+      expect(await run.exited).toBe(1);
+      const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+      expect(verdict.trials.map((t) => t.infraReason)).toEqual(
+        reference.trials.map(() => "harness_error"),
+      );
+      expect(run.output()).toContain("is gone from Redis");
+      const gateDir = await gate();
+      await writeFile(join(gateDir, "open-all"), "");
+      const helper = await worker("after-loss", gateDir);
+      expect(await coordinator(out, ["--resume", "--retry-infra", "1"]).exited).toBe(
+        exitFor(reference),
+      );
+      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+        outcomes(reference),
+      );
+      helper.child.kill("SIGTERM");
+      await helper.exited;
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }, 90_000);
+
   it("a coordinator killed mid-run and resumed takes the results its workers finished meanwhile", async () => {
     const gateDir = await gate();
     const steady = await worker("steady", gateDir);

@@ -20,6 +20,7 @@ import { writeLogSchema } from "../../forge/index.js";
 import { repoStateSchema } from "../../scoring/index.js";
 import { writeFileAtomic } from "../../shared/index.js";
 import type { TrialJob } from "../experiment.js";
+import { WORKSPACE_MARKER } from "../run/workspace-marker.js";
 import { MAX_RESULT_BYTES, type TrialResult } from "./protocol.js";
 
 type Check = (bytes: Buffer) => string | null;
@@ -117,7 +118,7 @@ export function checkTrialResult(
   if (!names.success) return fail("its files are not a map of names to contents");
   const files: Array<[string, Buffer]> = [];
   for (const [name, content] of Object.entries(names.data)) {
-    const spec = TRIAL_FILES[name];
+    const spec = Object.hasOwn(TRIAL_FILES, name) ? TRIAL_FILES[name] : undefined;
     if (spec === undefined) return fail(`${JSON.stringify(name)} is not a file of a trial folder`);
     const bytes = Buffer.from(content, "base64");
     const problem = spec.check(bytes);
@@ -140,11 +141,16 @@ export async function writeTrialFolder(
   for (const [name, bytes] of files) await writeFileAtomic(join(artifactDir, name), bytes);
 }
 
-/** A worker's trial folder (it has no subfolder there) as one compressed value for its result. */
+/**
+ * A worker's trial folder (it has no subfolder there) as one compressed value for its result:
+ * the trial's files, not the worker's own notes (the marker of a workspace it could not remove
+ * is for a `--resume` on the worker's disk, which never happens).
+ */
 export async function packTrialFolder(dir: string): Promise<Buffer> {
   const files: Record<string, string> = {};
   for (const name of (await readdir(dir)).sort())
-    files[name] = (await readFile(join(dir, name))).toString("base64");
+    if (name !== WORKSPACE_MARKER)
+      files[name] = (await readFile(join(dir, name))).toString("base64");
   return gzipSync(Buffer.from(JSON.stringify(files)));
 }
 

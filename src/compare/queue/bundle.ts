@@ -14,7 +14,7 @@ import {
   symlink,
   writeFile,
 } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { z } from "zod";
 import type { Experiment } from "../experiment.js";
@@ -57,8 +57,14 @@ export interface Bundle {
   files: number;
 }
 
-/** Folders of an agent module that a bundle leaves out (installed, not authored). */
-const SKIPPED_DIRS = new Set(["node_modules", ".git"]);
+/**
+ * What a bundle leaves out of an agent module's folder: installed packages, and hidden entries
+ * (`.env`, `.npmrc`, `.git`: the coordinator's own settings and secrets, which a module's code
+ * does not import). A fixture goes whole: it is the task.
+ */
+function skippedInAgentFolder(name: string): boolean {
+  return name === "node_modules" || name.startsWith(".");
+}
 
 /** Every path the experiment reads, as files or whole directories. */
 function experimentPaths(experiment: Experiment): { files: string[]; dirs: string[] } {
@@ -107,31 +113,43 @@ async function entryOf(root: string, absolute: string): Promise<BundleEntry | un
   return undefined;
 }
 
-async function walk(dir: string, skip: ReadonlySet<string>): Promise<string[]> {
+async function walk(
+  dir: string,
+  skip: (name: string, absolute: string) => boolean,
+): Promise<string[]> {
   const out: string[] = [dir];
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const absolute = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (!skip.has(entry.name)) out.push(...(await walk(absolute, skip)));
-    } else out.push(absolute);
+    if (skip(entry.name, absolute)) continue;
+    if (entry.isDirectory()) out.push(...(await walk(absolute, skip)));
+    else out.push(absolute);
   }
   return out;
+}
+
+export interface PackOptions {
+  /** Folders never packed, wherever they are (the run's `--out`, which may sit beside an agent). */
+  exclude?: readonly string[];
 }
 
 /**
  * Packs every file the experiment reads. Deterministic: the same files give the same bytes and
  * so the same name, whichever machine packs them.
  */
-export async function packBundle(experiment: Experiment): Promise<Bundle> {
+export async function packBundle(
+  experiment: Experiment,
+  packOptions: PackOptions = {},
+): Promise<Bundle> {
   const { files, dirs } = experimentPaths(experiment);
   const root = commonRoot([...files, ...dirs]);
+  const excluded = new Set((packOptions.exclude ?? []).map((dir) => resolve(dir)));
   const paths = new Set<string>(files);
-  for (const dir of dirs)
-    for (const path of await walk(
-      dir,
-      experiment.tasks.some((t) => t.fixtureDir === dir) ? new Set() : SKIPPED_DIRS,
-    ))
-      paths.add(path);
+  for (const dir of dirs) {
+    const fixture = experiment.tasks.some((t) => t.fixtureDir === dir);
+    const skip = (name: string, absolute: string) =>
+      excluded.has(absolute) || (!fixture && skippedInAgentFolder(name));
+    for (const path of await walk(dir, skip)) paths.add(path);
+  }
   const entries: BundleEntry[] = [];
   for (const path of [...paths].sort()) {
     if (path === root) continue;
@@ -147,7 +165,7 @@ export async function packBundle(experiment: Experiment): Promise<Bundle> {
   const bytes = gzipSync(json);
   if (bytes.length > MAX_BUNDLE_BYTES)
     throw new Error(
-      `the experiment's files take ${bytes.length} bytes compressed, more than a queue bundle carries (${MAX_BUNDLE_BYTES}); keep fixtures and agent folders smaller`,
+      `the experiment's files take ${bytes.length} bytes compressed, more than a queue bundle carries (${MAX_BUNDLE_BYTES}); it holds every fixture and each module agent's whole folder (without node_modules and hidden entries): keep them smaller, or give the agents a folder of their own`,
     );
   return {
     hash: `sha256:${createHash("sha256").update(json).digest("hex")}`,
@@ -200,14 +218,23 @@ export async function unpackBundle(document: BundleDocument, dir: string): Promi
   const staging = `${dir}.partial-${process.pid}`;
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });
+  // A bundle comes from Redis, which anyone with its address may write: nothing in it may be
+  // written through a link it made (`a` → `/etc`, then `a/passwd`), or over another entry.
+  const links: string[] = [];
   for (const entry of document.entries) {
+    const through = links.find((link) => entry.path.startsWith(`${link}/`));
+    if (through !== undefined)
+      throw new Error(`the bundle writes ${entry.path} through its own link ${through}`);
     const target = join(staging, entry.path);
     await mkdir(dirname(target), { recursive: true });
     if (entry.kind === "dir") await mkdir(target, { recursive: true });
-    else if (entry.kind === "symlink") await symlink(entry.target, target);
-    else
+    else if (entry.kind === "symlink") {
+      await symlink(entry.target, target);
+      links.push(entry.path);
+    } else
       await writeFile(target, Buffer.from(entry.data, "base64"), {
         mode: entry.executable ? 0o755 : 0o644,
+        flag: "wx",
       });
   }
   await rename(staging, dir).catch(async (error: NodeJS.ErrnoException) => {

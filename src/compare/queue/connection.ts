@@ -23,7 +23,11 @@ export function parseQueueUrl(value: string): ParsedAddress {
   } catch {
     return { ok: false, message: `${JSON.stringify(value)} is not a URL; expected ${ALLOWED}` };
   }
-  const shown = url.password === "" ? value : value.replace(`:${url.password}@`, ":***@");
+  // Masked on the parsed URL: `url.password` is percent-encoded, so it is not always the text
+  // the user typed.
+  const masked = new URL(value);
+  if (masked.password !== "") masked.password = "***";
+  const shown = url.password === "" ? value : masked.href;
   if (url.protocol !== "redis:" && url.protocol !== "rediss:")
     return { ok: false, message: `${shown} is not a Redis URL; expected ${ALLOWED}` };
   if (url.hostname === "")
@@ -38,6 +42,9 @@ export function parseQueueUrl(value: string): ParsedAddress {
     return { ok: false, message: `${shown}: no query or fragment is read; expected ${ALLOWED}` };
   return { ok: true, address: { url: value, shown } };
 }
+
+/** What each connection last heard went wrong (ioredis itself then only says "Connection is closed."). */
+const lastErrors = new WeakMap<Redis, string>();
 
 /** How long a connection tries to get Redis back before it gives up (about 5 s). */
 const RECONNECT_DELAYS_MS = [100, 200, 400, 800, 1000, 1000, 1500];
@@ -61,6 +68,7 @@ export function connect(
   });
   redis.on("error", (error: Error) => {
     lastError = error.message;
+    lastErrors.set(redis, error.message);
   });
   redis.on("end", () => {
     if (lost) return;
@@ -75,7 +83,8 @@ export async function reach(redis: Redis, address: QueueAddress): Promise<void> 
   try {
     await redis.ping();
   } catch (error) {
-    throw new Error(`cannot reach Redis at ${address.shown}: ${(error as Error).message}`);
+    const cause = lastErrors.get(redis) ?? (error as Error).message;
+    throw new Error(`cannot reach Redis at ${address.shown}: ${cause}`);
   }
 }
 
@@ -87,13 +96,16 @@ export async function probeQueue(address: QueueAddress): Promise<string | undefi
     enableOfflineQueue: false,
     retryStrategy: () => null,
   });
-  redis.on("error", () => {});
+  let heard: string | undefined;
+  redis.on("error", (error: Error) => {
+    heard ??= error.message;
+  });
   try {
     await redis.connect();
     await redis.ping();
     return undefined;
   } catch (error) {
-    return `cannot reach Redis at ${address.shown}: ${(error as Error).message}`;
+    return `cannot reach Redis at ${address.shown}: ${heard ?? (error as Error).message}`;
   } finally {
     redis.disconnect();
   }

@@ -25,10 +25,22 @@ import {
 /** How long a published bundle stays in Redis after the run last added a job (a week). */
 const BUNDLE_TTL_S = 7 * 24 * 3600;
 
+/**
+ * How often the coordinator looks at its jobs in Redis itself. Events are the fast path; this
+ * catches what they cannot tell: a completion event trimmed from the stream before it was read,
+ * a job gone from Redis, a bundle evicted, no worker at all.
+ */
+const WATCH_MS = 2_000;
+
+/** How many looks in a row may find trials waiting and no worker before the run says so. */
+const NO_WORKER_LOOKS = 5;
+
 /** How a wait for a job ended. */
 type Waited =
   | { kind: "completed"; value: unknown }
   | { kind: "failed"; message: string }
+  /** Not in Redis any more (Redis lost its data, or someone removed it). */
+  | { kind: "gone" }
   /** Taken back before a worker started it (stopped early, over budget, interrupted). */
   | { kind: "withdrawn" }
   /** The run stopped while the job was with a worker: its result waits in Redis for --resume. */
@@ -37,6 +49,8 @@ type Waited =
 export interface QueueTrialsOptions {
   address: QueueAddress;
   log?: (line: string) => void;
+  /** How often the jobs are looked at in Redis besides their events (default 2 s). */
+  watchMs?: number;
 }
 
 /** The queue as the place a run's trials run in. */
@@ -52,7 +66,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
     const eventsConnection = connect(address, "harnesslab-coordinator-events", onLost);
     const isLost = () => lostMessages.length > 0;
     await reach(connection, address);
-    const bundle = await packBundle(experiment);
+    const bundle = await packBundle(experiment, { exclude: [options.outDir] });
     await connection.set(bundleKey(bundle.hash), bundle.bytes, "EX", BUNDLE_TTL_S);
     const queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
       connection,
@@ -74,7 +88,11 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
     /** Jobs this run added that no worker has finished, and how to end a wait for one. */
     const added = new Set<string>();
     const inFlight = new Map<string, (waited: Waited) => void>();
+    /** Jobs being taken back; the watch leaves them to `stopStarting`. */
+    const withdrawing = new Set<string>();
     const accepted = new AcceptedResults();
+    let stoppedStarting = false;
+    const log = queueOptions.log ?? (() => {});
 
     const base = {
       protocol: QUEUE_PROTOCOL,
@@ -112,7 +130,13 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         if (signal.aborted) settle({ kind: "stopped" });
         job.waitUntilFinished(events).then(
           (value: unknown) => settle({ kind: "completed", value }),
-          (error: Error) => settle({ kind: "failed", message: error.message }),
+          // BullMQ says so when the job's key went from Redis while it was waited for.
+          (error: Error) =>
+            settle(
+              /^Missing key for job /.test(error.message)
+                ? { kind: "gone" }
+                : { kind: "failed", message: error.message },
+            ),
         );
       });
 
@@ -130,6 +154,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         trial: { seq: job.seq, task: job.task, variant: job.variant, trialIndex: job.trialIndex },
         attempt,
       };
+      if (stoppedStarting || signal.aborted) return null;
       // A job already there under this id (a resumed run, or a second look) is the same
       // attempt: BullMQ hands it back instead of adding another.
       const queued = await queue.add("trial", data, {
@@ -139,10 +164,17 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         removeOnFail: false,
       });
       added.add(id);
+      // The run stopped starting trials while this one was being added: take it back, unless a
+      // worker already has it.
+      if ((stoppedStarting || signal.aborted) && (await withdraw(id))) return null;
       await connection.expire(bundleKey(bundle.hash), BUNDLE_TTL_S);
       const waited = await waitFor(queued, id);
       if (waited.kind !== "stopped") added.delete(id);
       if (waited.kind === "withdrawn" || waited.kind === "stopped") return null;
+      if (waited.kind === "gone")
+        throw new Error(
+          `the trial's job ${id} is gone from Redis at ${address.shown} (Redis lost its data, or the job was removed); \`compare run --resume --retry-infra 1\` runs the trial again`,
+        );
       if (waited.kind === "failed") {
         await queue.remove(id).catch(() => {});
         throw new Error(`the trial's job ${id} failed on its worker: ${waited.message}`);
@@ -154,9 +186,7 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
           `the trial's job ${id} came back with something that is not a queue protocol ${QUEUE_PROTOCOL} result`,
         );
       if (!accepted.claim(job.seq, attempt)) {
-        queueOptions.log?.(
-          `queue: a second result for trial ${job.seq}, attempt ${attempt}, was ignored`,
-        );
+        log(`queue: a second result for trial ${job.seq}, attempt ${attempt}, was ignored`);
         return null;
       }
       if (result.data.kind === "refused") {
@@ -172,6 +202,67 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
       // The attempts are the coordinator's to count: it archived them.
       return { ...checked.metrics, retriedAttempts };
     };
+
+    /** Takes a queued job back; false when a worker already holds it (or it is gone). */
+    const withdraw = async (id: string): Promise<boolean> => {
+      withdrawing.add(id);
+      try {
+        const removed = await queue.remove(id).catch(() => 0);
+        if (removed !== 1) return false;
+        added.delete(id);
+        inFlight.get(id)?.({ kind: "withdrawn" });
+        return true;
+      } finally {
+        withdrawing.delete(id);
+      }
+    };
+
+    /** One look at the run's jobs in Redis (see WATCH_MS). */
+    let looksWithoutWorker = 0;
+    const look = async () => {
+      if (inFlight.size === 0) {
+        looksWithoutWorker = 0;
+        return;
+      }
+      const key = bundleKey(bundle.hash);
+      if ((await connection.exists(key)) === 0) {
+        await connection.set(key, bundle.bytes, "EX", BUNDLE_TTL_S);
+        log(`queue: the run's bundle was gone from Redis at ${address.shown}; published it again`);
+      }
+      for (const id of [...inFlight.keys()]) {
+        if (withdrawing.has(id)) continue;
+        const job = await queue.getJob(id);
+        const settle = inFlight.get(id);
+        if (settle === undefined || withdrawing.has(id)) continue;
+        if (job === undefined) {
+          settle({ kind: "gone" });
+          continue;
+        }
+        const state = await job.getState();
+        if (state === "completed") settle({ kind: "completed", value: job.returnvalue });
+        else if (state === "failed") settle({ kind: "failed", message: job.failedReason });
+      }
+      if ((await queue.getWorkersCount()) > 0) {
+        looksWithoutWorker = 0;
+        return;
+      }
+      looksWithoutWorker += 1;
+      if (looksWithoutWorker === NO_WORKER_LOOKS)
+        log(
+          `queue: no worker is taking trials from ${address.shown}; start one with \`harness worker --queue ${address.shown}\` (docs/scale-out.md)`,
+        );
+    };
+    const watching = new AbortController();
+    const watch = (async () => {
+      while (!watching.signal.aborted) {
+        await sleep(queueOptions.watchMs ?? WATCH_MS, undefined, {
+          signal: watching.signal,
+        }).catch(() => {});
+        if (watching.signal.aborted || isLost()) return;
+        // A Redis error here is the connection's to report (`onLost`); the next look tries again.
+        await look().catch(() => {});
+      }
+    })();
 
     return {
       // Every pending trial waits in the queue for a worker; a budget is checked before each
@@ -189,19 +280,15 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         }
       },
       stopStarting: async () => {
-        await Promise.all(
-          [...added].map(async (id) => {
-            // Removed only while no worker holds it; a running trial finishes (and is accepted
-            // unless the run was stopped, when its result waits in Redis for --resume).
-            const removed = await queue.remove(id).catch(() => 0);
-            if (removed !== 1) return;
-            added.delete(id);
-            inFlight.get(id)?.({ kind: "withdrawn" });
-          }),
-        );
+        stoppedStarting = true;
+        // Removed only while no worker holds it; a running trial finishes (and is accepted
+        // unless the run was stopped, when its result waits in Redis for --resume).
+        await Promise.all([...added].map(withdraw));
       },
       close: async () => {
         signal.removeEventListener("abort", onStop);
+        watching.abort();
+        await watch;
         // A lost Redis never answers: closing does not wait for it.
         const closing = Promise.all([events.close(), queue.close()]).catch(() => {});
         await Promise.race([closing, sleep(isLost() ? 0 : 5_000)]);

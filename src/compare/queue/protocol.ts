@@ -53,14 +53,12 @@ export const trialJobSchema = z.strictObject({
 });
 export type TrialJobData = z.infer<typeof trialJobSchema>;
 
-/** Why a worker did not run a job. `version` stops the run; the others are the trial's infrastructure error. */
-const REFUSALS = [
-  "version",
-  "bundle-missing",
-  "bundle-invalid",
-  "inputs-differ",
-  "containment",
-] as const;
+/**
+ * Why a worker did not run a job. `version` stops the run; the others are the trial's
+ * infrastructure error. (What the worker's own machine lacks is no refusal: the worker hands the
+ * job back and stops.)
+ */
+const REFUSALS = ["version", "bundle-missing", "bundle-invalid", "inputs-differ"] as const;
 
 export const trialResultSchema = z.discriminatedUnion("kind", [
   z.strictObject({

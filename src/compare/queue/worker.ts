@@ -58,6 +58,13 @@ export interface WorkerOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * What this worker's machine lacks to run a run's trials (a host's SDK or credentials, the
+ * sandbox, a grader's program, the run's `--unsafe-no-sandbox`): not the trial's fault, so the
+ * job goes back to the queue for a worker that can, and this one stops and says why.
+ */
+class WorkerUnfitError extends Error {}
+
 /** A bundle unpacked here: its folder and its manifest. */
 interface Unpacked {
   dir: string;
@@ -90,10 +97,12 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     lostReason ??= message;
     lost.abort(new Error(message));
   };
+  let unfitReason: string | undefined;
+  const unfit = new AbortController();
   const connection = connect(options.address, `harnesslab-worker:${name}`, onLost);
   const runs = new Map<string, Promise<LoadedRun>>();
   const bundles = new Map<string, Promise<Unpacked>>();
-  const stopping = AbortSignal.any([options.signal, lost.signal]);
+  const stopping = AbortSignal.any([options.signal, lost.signal, unfit.signal]);
   let worker: Worker | undefined;
   try {
     await reach(connection, options.address);
@@ -126,9 +135,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     worker.on("error", (error) => log(`worker ${name}: ${error.message}`));
     const running = worker.run();
     await worker.waitUntilReady();
-    log(
-      `worker ${name}: taking trials from ${options.address.shown} (concurrency ${options.concurrency ?? 1})`,
-    );
+    if (!stopping.aborted)
+      log(
+        `worker ${name}: taking trials from ${options.address.shown} (concurrency ${options.concurrency ?? 1})`,
+      );
     await new Promise<void>((resolve) => {
       if (stopping.aborted) resolve();
       stopping.addEventListener("abort", () => resolve(), { once: true });
@@ -141,6 +151,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     connection.disconnect();
     await rm(home, { recursive: true, force: true }).catch(() => {});
   }
+  if (unfitReason !== undefined) throw new Error(unfitReason);
   if (lostReason !== undefined && !options.signal.aborted) throw new Error(lostReason);
 
   async function processJob(
@@ -154,6 +165,15 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       log(`worker ${name}: refused job ${job.id}: ${message}`);
       return { kind: "refused", worker: name, code, message };
     };
+    const handBack = (problem: string): null => {
+      const message = `worker ${name} cannot run the trials of run ${job.data.runId}: ${problem}`;
+      log(`${message}; it hands trial ${job.data.trial.seq} back to the queue and stops`);
+      unfitReason ??= `${message}; fix this machine and start the worker again`;
+      unfit.abort(new Error(message));
+      return null;
+    };
+    // Taken in the moment the worker began to stop: back to the queue, untouched.
+    if (stopping.aborted) return null;
     const version = versionOf(job.data);
     if (version.protocol !== QUEUE_PROTOCOL || version.harnesslab !== HARNESSLAB_VERSION)
       return refuse(
@@ -168,9 +188,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       );
     const data = parsed.data;
     if (data.unsafeNoSandbox && !options.unsafeNoSandbox)
-      return refuse(
-        "containment",
-        `the run was started with --unsafe-no-sandbox, and worker ${name} runs trials only in the sandbox; start a worker with --unsafe-no-sandbox to take such runs`,
+      return handBack(
+        "the run was started with --unsafe-no-sandbox, and this worker runs trials only in the sandbox (start a worker with --unsafe-no-sandbox to take such runs)",
       );
 
     let run: LoadedRun;
@@ -179,6 +198,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
       if ("code" in unpacked) return refuse(unpacked.code, unpacked.message);
       run = await loadRun(data, unpacked);
     } catch (error) {
+      if (error instanceof WorkerUnfitError) return handBack(error.message);
       return refuse(
         "inputs-differ",
         `worker ${name} cannot prepare the run: ${(error as Error).message}`,
@@ -260,7 +280,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         if (bytes === null)
           throw Object.assign(
             new Error(
-              `the run's bundle ${hash} is not in Redis at ${options.address.shown} (it expired or was removed); run the coordinator again with --resume to publish it`,
+              `the run's bundle ${hash} is not in Redis at ${options.address.shown} (it expired or was removed); once the run stops, \`compare run --resume --retry-infra 1\` publishes it again and re-runs the trials it failed`,
             ),
             { code: "bundle-missing" },
           );
@@ -299,10 +319,13 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         const experiment = data.calibrate
           ? calibrationExperiment(loaded.experiment)
           : loaded.experiment;
+        // The coordinator checked the experiment itself; what fails here is this machine.
         const prepared = await prepareOrThrow(experiment, {
           ...(data.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
           checkHost: true,
           env,
+        }).catch((error: Error) => {
+          throw new WorkerUnfitError(error.message);
         });
         const fixtures = new Map<string, TreeSnapshot>();
         for (const task of experiment.tasks)
