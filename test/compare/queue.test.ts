@@ -2,11 +2,10 @@
 // their own, killed and started again; a coordinator killed and resumed, stopped with Ctrl-C, and
 // left without Redis; a worker of another version; a bundle gone from Redis. Agents wait at gates
 // the test opens, so what is running when something is killed never depends on timing.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { Queue, QueueEvents } from "bullmq";
 import { Redis } from "ioredis";
@@ -23,6 +22,7 @@ import {
   QUEUE_PROTOCOL,
   TRIALS_QUEUE,
 } from "../../src/compare/queue/protocol.js";
+import { type SpawnedHarness, spawnHarness } from "../support/cli.js";
 import {
   makeExperiment,
   readJson,
@@ -32,8 +32,6 @@ import {
 } from "../support/experiment.js";
 import { type RedisServer, redisSkipReason, startRedis } from "../support/redis.js";
 
-const REPO = fileURLToPath(new URL("../../", import.meta.url));
-const CLI = join(REPO, "src", "cli", "bin.ts");
 const SECRET = "sk-ant-queue-secret-4f1c9e";
 
 // Notes its start in the gate folder, then waits there until the test opens its gate (or all).
@@ -63,53 +61,11 @@ let referenceOut: string;
 const children = new Set<ChildProcess>();
 let step = 0;
 
-interface Spawned {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-  /** Resolves once the output holds `text`. */
-  waitFor(text: string): Promise<void>;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Spawned {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI, ...args], {
-    cwd: REPO,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.add(child);
-  let text = "";
-  const waiters: Array<{ needle: string; resolve: () => void }> = [];
-  const onData = (chunk: Buffer) => {
-    text += chunk.toString();
-    for (const waiter of [...waiters])
-      if (text.includes(waiter.needle)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve();
-      }
-  };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      children.delete(child);
-      resolve(code);
-    }),
-  );
-  return {
-    child,
-    output: () => text,
-    exited,
-    waitFor: (needle) =>
-      new Promise<void>((resolve, reject) => {
-        if (text.includes(needle)) return resolve();
-        waiters.push({ needle, resolve });
-        void exited.then(() => {
-          if (!text.includes(needle))
-            reject(new Error(`exited before printing ${needle}:\n${text}`));
-        });
-      }),
-  };
+function cli(args: string[], env: Record<string, string> = {}): SpawnedHarness {
+  const spawned = spawnHarness(args, env);
+  children.add(spawned.child);
+  void spawned.exited.then(() => children.delete(spawned.child));
+  return spawned;
 }
 
 /** A fresh gate folder; agents started with it wait until the test opens them. */
@@ -120,7 +76,11 @@ async function gate(): Promise<string> {
   return dir;
 }
 
-async function worker(name: string, gateDir: string, extra: string[] = []): Promise<Spawned> {
+async function worker(
+  name: string,
+  gateDir: string,
+  extra: string[] = [],
+): Promise<SpawnedHarness> {
   const spawned = cli(
     ["worker", "--queue", redis.url, "--name", name, "--lock-ms", "1000", ...extra],
     { HL_TEST_GATE: gateDir, TMPDIR: exp.trialsDir },
@@ -129,7 +89,7 @@ async function worker(name: string, gateDir: string, extra: string[] = []): Prom
   return spawned;
 }
 
-function coordinator(outDir: string, extra: string[] = []): Spawned {
+function coordinator(outDir: string, extra: string[] = []): SpawnedHarness {
   return cli(
     ["compare", "run", exp.manifestPath, "--out", outDir, "--queue", redis.url, ...extra],
     { ANTHROPIC_API_KEY: SECRET },

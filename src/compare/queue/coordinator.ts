@@ -289,9 +289,13 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         signal.removeEventListener("abort", onStop);
         watching.abort();
         await watch;
-        // A lost Redis never answers: closing does not wait for it.
+        // A lost Redis never answers: closing does not wait for it. The timer is cleared once
+        // closing is done, or it would keep the process alive for the rest of its 5 s.
         const closing = Promise.all([events.close(), queue.close()]).catch(() => {});
-        await Promise.race([closing, sleep(isLost() ? 0 : 5_000)]);
+        const waited = new AbortController();
+        const timeout = sleep(isLost() ? 0 : 5_000, undefined, { signal: waited.signal });
+        await Promise.race([closing, timeout.catch(() => {})]);
+        waited.abort();
         connection.disconnect();
         eventsConnection.disconnect();
       },
