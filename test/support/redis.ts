@@ -18,7 +18,7 @@ export interface RedisServer {
 }
 
 /** The redis-server binary, or undefined when it is not installed. */
-function findRedisServer(): string | undefined {
+export function findRedisServer(): string | undefined {
   const dirs = [...(process.env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/sbin"];
   return dirs.map((dir) => join(dir, "redis-server")).find((path) => existsSync(path));
 }
