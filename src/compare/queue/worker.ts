@@ -16,6 +16,7 @@ import {
 import { snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
 import type { Experiment, TrialJob } from "../experiment.js";
 import { loadHarnessCatalog, loadManifest } from "../manifest/index.js";
+import { type SharedBaselines, shareBaselines } from "../run/baselines.js";
 import { calibrationExperiment } from "../run/calibrate.js";
 import { type Prepared, prepareOrThrow } from "../run/preflight.js";
 import { runTrial } from "../trial/trial.js";
@@ -79,6 +80,8 @@ interface LoadedRun {
   prepared: Prepared;
   executor: Executor;
   fixtures: Map<string, TreeSnapshot>;
+  /** Each task's baseline, shared by this worker's trials of the run as a local run shares it. */
+  baselines: SharedBaselines;
 }
 
 /**
@@ -149,6 +152,8 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
   } finally {
     await worker?.close(true).catch(() => {});
     connection.disconnect();
+    for (const pending of runs.values())
+      await pending.then((run) => run.baselines.dispose()).catch(() => {});
     await rm(home, { recursive: true, force: true }).catch(() => {});
   }
   if (unfitReason !== undefined) throw new Error(unfitReason);
@@ -224,6 +229,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         "inputs-differ",
         `the bundle's experiment has no ${trial.variant}/${trial.task}`,
       );
+    const baseline = await run.baselines.forTask(task, fixture);
     const artifactDir = await mkdtemp(join(home, "trial-"));
     try {
       log(
@@ -245,6 +251,7 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         signal,
         tempParent,
         ...(data.keepForgeRepos ? { keepForgeRepos: true } : {}),
+        ...(baseline ? { baseline } : {}),
         experimentRoot: { here: run.root, recorded: data.bundleRoot },
         ...(data.executorGraceMs === undefined ? {} : { executorGraceMs: data.executorGraceMs }),
       });
@@ -331,7 +338,14 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         for (const task of experiment.tasks)
           fixtures.set(task.id, await snapshotTree(task.fixtureDir));
         const executor = (options.executorFor ?? createExecutor)(experiment.runtime.host as HostId);
-        return { root: unpacked.dir, experiment, prepared, executor, fixtures };
+        // Notes of the baselines' area go in the worker's own folder, removed when it stops.
+        const baselines = shareBaselines({
+          enabled: !prepared.containment.record.unsafe,
+          outDir: home,
+          tempParent,
+          user: "run",
+        });
+        return { root: unpacked.dir, experiment, prepared, executor, fixtures, baselines };
       })();
       runs.set(key, pending);
       pending.catch(() => runs.delete(key));
