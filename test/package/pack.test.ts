@@ -13,6 +13,8 @@ let work: string;
 let tarball: string;
 let files: string[];
 let consumer: string;
+/** Why the consumer could not be installed offline (an npm cache without registry documents). */
+let notInstallable: string | undefined;
 
 async function run(argv: string[], cwd: string, timeoutMs = 180_000) {
   const result = await runCommand(argv, {
@@ -48,11 +50,21 @@ beforeAll(async () => {
     join(consumer, "package.json"),
     JSON.stringify({ name: "consumer", private: true, type: "module" }),
   );
-  // --offline: every dependency must come from the npm cache that `npm ci` filled.
-  await run(
-    npmArgv(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball]),
-    consumer,
-  );
+  // --offline: every dependency must come from the npm cache. `npm ci` caches tarballs but not
+  // the registry documents an install resolves ranges with; .ci/run puts those there with one
+  // online install of the tarball. Where they are missing (a fresh clone's first `npm test`),
+  // the tests of the installed package skip, saying why, since a test may not use the network.
+  try {
+    await run(
+      npmArgv(["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball]),
+      consumer,
+    );
+  } catch (error) {
+    if (!(error as Error).message.includes("ENOTCACHED")) throw error;
+    notInstallable =
+      "the npm cache lacks registry documents the offline install of the packed tarball needs (run .ci/run, or `npm install <tarball>` once online): the tests of the installed package are skipped";
+    console.log(notInstallable);
+  }
 }, 300_000);
 
 afterAll(async () => {
@@ -88,13 +100,15 @@ describe("the packed package", () => {
     expect(unwanted).toEqual([]);
   });
 
-  it("runs `harness --version` from a clean consumer project", () => {
+  it("runs `harness --version` from a clean consumer project", (ctx) => {
+    if (notInstallable) ctx.skip(notInstallable);
     const bin = join(consumer, "node_modules", ".bin", "harness");
     const out = execFileSync(bin, ["--version"], { cwd: consumer, encoding: "utf8" });
     expect(out.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
 
-  it("compiles the shipped full-surface example", () => {
+  it("compiles the shipped full-surface example", (ctx) => {
+    if (notInstallable) ctx.skip(notInstallable);
     const bin = join(consumer, "node_modules", ".bin", "harness");
     const out = execFileSync(
       bin,
@@ -107,7 +121,8 @@ describe("the packed package", () => {
     expect(JSON.parse(out).kind).toBe("harness-ir-bundle");
   });
 
-  it("validates every shipped manifest, through both bins: the offline ones start, the others say what this machine lacks", async () => {
+  it("validates every shipped manifest, through both bins: the offline ones start, the others say what this machine lacks", async (ctx) => {
+    if (notInstallable) ctx.skip(notInstallable);
     const examples = join(consumer, "node_modules", "harnesslab", "examples");
     const manifests: string[] = [];
     for (const dir of await readdir(examples, { withFileTypes: true })) {
@@ -153,7 +168,8 @@ describe("the packed package", () => {
     expect(alias).toContain("valid harness-compare");
   });
 
-  it("exposes the library entry and its sub-paths to a consumer", async () => {
+  it("exposes the library entry and its sub-paths to a consumer", async (ctx) => {
+    if (notInstallable) ctx.skip(notInstallable);
     const script = [
       'import { compileHarness, resolveComposition, loadManifest, runExperiment, checkMutation, score } from "harnesslab";',
       'import * as ir from "harnesslab/ir"; import * as exec from "harnesslab/exec"; import * as compare from "harnesslab/compare"; import * as scoring from "harnesslab/scoring"; import * as forge from "harnesslab/forge";',

@@ -45,7 +45,10 @@ export interface WorkerOptions {
   signal: AbortSignal;
   /** Where bundles and trials are unpacked and run (default: the OS temp directory). */
   tempParent?: string;
-  /** Run trials without the OS sandbox; only jobs of a run started with the same flag are taken. */
+  /**
+   * Also run the trials of runs started with `--unsafe-no-sandbox` (outside the OS sandbox); a
+   * worker without it hands such a trial back and stops. Sandboxed runs stay sandboxed.
+   */
   unsafeNoSandbox?: boolean;
   /**
    * How long a job stays with a worker that stopped answering before another worker takes it
