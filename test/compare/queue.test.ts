@@ -104,6 +104,22 @@ async function started(gateDir: string): Promise<string[]> {
   return (await readdir(gateDir)).filter((name) => name.startsWith("started-"));
 }
 
+/**
+ * Finishes the run in `out` as a user would: a worker with an open gate, the coordinator again
+ * with `resumeArgs`; then its verdict must be the local run's, and the worker stops cleanly.
+ */
+async function finishWithNewWorker(out: string, name: string, resumeArgs: string[]) {
+  const gateDir = await gate();
+  await writeFile(join(gateDir, "open-all"), "");
+  const helper = await worker(name, gateDir);
+  expect(await coordinator(out, resumeArgs).exited).toBe(exitFor(reference));
+  expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+    outcomes(reference),
+  );
+  helper.child.kill("SIGTERM");
+  expect(await helper.exited).toBe(0);
+}
+
 function queueOf(connection: Redis): Queue {
   return new Queue(TRIALS_QUEUE, { connection, prefix: KEY_PREFIX });
 }
@@ -324,17 +340,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
         reference.trials.map(() => "harness_error"),
       );
       expect(run.output()).toContain("is gone from Redis");
-      const gateDir = await gate();
-      await writeFile(join(gateDir, "open-all"), "");
-      const helper = await worker("after-loss", gateDir);
-      expect(await coordinator(out, ["--resume", "--retry-infra", "1"]).exited).toBe(
-        exitFor(reference),
-      );
-      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
-        outcomes(reference),
-      );
-      helper.child.kill("SIGTERM");
-      await helper.exited;
+      await finishWithNewWorker(out, "after-loss", ["--resume", "--retry-infra", "1"]);
     } finally {
       await queue.close();
       connection.disconnect();
@@ -391,15 +397,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       });
       const stopped = (await readJson(out, "verdict.json")) as VerdictDocument;
       expect(stopped.interrupted).toBe(true);
-      const gateDir = await gate();
-      await writeFile(join(gateDir, "open-all"), "");
-      const helper = await worker("after-ctrl-c", gateDir);
-      expect(await coordinator(out, ["--resume"]).exited).toBe(exitFor(reference));
-      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
-        outcomes(reference),
-      );
-      helper.child.kill("SIGTERM");
-      await helper.exited;
+      await finishWithNewWorker(out, "after-ctrl-c", ["--resume"]);
     } finally {
       await queue.close();
       connection.disconnect();
@@ -488,14 +486,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     expect(orphan.output()).toContain(`lost the connection to Redis at ${redis.url}`);
 
     await redis.restart();
-    await writeFile(join(gateDir, "open-all"), "");
-    const fresh = await worker("fresh", gateDir);
-    expect(await coordinator(out, ["--resume"]).exited).toBe(exitFor(reference));
-    expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
-      outcomes(reference),
-    );
-    fresh.child.kill("SIGTERM");
-    await fresh.exited;
+    await finishWithNewWorker(out, "fresh", ["--resume"]);
   }, 60_000);
 });
 
