@@ -5,6 +5,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExperimentInputError, type RunProgress } from "../../src/compare/index.js";
+import { estimateRemainingMs } from "../../src/compare/run/runner.js";
 import { type Executor, ScriptedExecutor } from "../../src/exec/index.js";
 import {
   makeExperiment,
@@ -233,5 +234,40 @@ describe("runExperiment", () => {
       }),
     ).rejects.toThrow(ExperimentInputError);
     expect(calls).toEqual([]);
+  });
+});
+
+describe("the progress line's ETA", () => {
+  it("is the trials' mean duration over the trials running at once, for the remaining ones", () => {
+    // 4 trials of 1 s ran, 2 at a time, in 2 s; 6 remain: 3 more seconds.
+    expect(
+      estimateRemainingMs({ elapsedMs: 2000, ran: 4, ranMs: 4000, remaining: 6, concurrency: 2 }),
+    ).toBe(3000);
+    // The last trial alone does not run faster for a higher concurrency.
+    expect(
+      estimateRemainingMs({ elapsedMs: 900, ran: 9, ranMs: 9000, remaining: 1, concurrency: 4 }),
+    ).toBe(1000);
+  });
+
+  it("follows the run's own pace where workers decide how many run at once (a queue)", () => {
+    // 3 workers: 6 trials of 1 s each done in 2 s; 9 remain: 3 s more, whatever was queued.
+    expect(
+      estimateRemainingMs({
+        elapsedMs: 2000,
+        ran: 6,
+        ranMs: 6000,
+        remaining: 9,
+        concurrency: undefined,
+      }),
+    ).toBe(3000);
+  });
+
+  it("is 0 once nothing remains, or before anything ran", () => {
+    expect(
+      estimateRemainingMs({ elapsedMs: 5, ran: 1, ranMs: 5, remaining: 0, concurrency: 2 }),
+    ).toBe(0);
+    expect(
+      estimateRemainingMs({ elapsedMs: 5, ran: 0, ranMs: 0, remaining: 3, concurrency: 2 }),
+    ).toBe(0);
   });
 });

@@ -569,7 +569,14 @@ async function runTrials(
   });
   const pending = jobs.filter((job) => !earlier.reusable.has(job.seq));
   const concurrency = options.concurrency ?? place.concurrency ?? experiment.concurrency;
-  const progress = startProgress(metrics, jobs.length, concurrency, inputs.started);
+  // A place that decides for itself how many trials run at once (a queue's workers) is timed by
+  // its throughput; here, by the trials' own durations over the trials running at once.
+  const progress = startProgress(
+    metrics,
+    jobs.length,
+    place.concurrency === undefined ? concurrency : undefined,
+    inputs.started,
+  );
   options.onProgress?.(progress.current());
   const recorder: AttemptRecorder = {
     attempt: place.attempt,
@@ -649,11 +656,30 @@ async function runTrials(
   return { metrics, interrupted, settled, budgetStop };
 }
 
+/**
+ * How long the remaining trials should take. With a known number of trials at once: the mean
+ * duration of the trials that ran, times the remaining ones, over the trials running at once.
+ * Without it (a queue's workers): the run's own pace so far.
+ */
+export function estimateRemainingMs(seen: {
+  elapsedMs: number;
+  /** Trials that ran in this process, and their summed durations. */
+  ran: number;
+  ranMs: number;
+  remaining: number;
+  concurrency: number | undefined;
+}): number {
+  const { elapsedMs, ran, ranMs, remaining, concurrency } = seen;
+  if (ran === 0 || remaining <= 0) return 0;
+  if (concurrency === undefined) return Math.round((elapsedMs / ran) * remaining);
+  return Math.round(((ranMs / ran) * remaining) / Math.max(1, Math.min(concurrency, remaining)));
+}
+
 /** The progress line's counts, updated as trials finish. */
 function startProgress(
   metrics: readonly TrialMetrics[],
   total: number,
-  concurrency: number,
+  concurrency: number | undefined,
   started: number,
 ): { current(): RunProgress; finished(last: TrialMetrics): RunProgress } {
   const progress: RunProgress = {
@@ -668,21 +694,25 @@ function startProgress(
     retried: 0,
   };
   let ran = 0;
+  let ranMs = 0;
   return {
     current: () => ({ ...progress }),
     finished: (last) => {
       ran += 1;
+      ranMs += last.durationMs;
       if (last.retriedAttempts.length > 0) progress.retried += 1;
       progress.done += 1;
       if (last.outcome === "passed") progress.passed += 1;
       else if (last.outcome === "failed") progress.failed += 1;
       else progress.infraErrors += 1;
       progress.elapsedMs = Math.round(performance.now() - started);
-      const perTrial = progress.elapsedMs / ran;
-      progress.etaMs = Math.round(
-        (perTrial * (progress.total - progress.done)) /
-          Math.max(1, Math.min(concurrency, progress.total - progress.done || 1)),
-      );
+      progress.etaMs = estimateRemainingMs({
+        elapsedMs: progress.elapsedMs,
+        ran,
+        ranMs,
+        remaining: progress.total - progress.done,
+        concurrency,
+      });
       return { ...progress, last };
     },
   };
