@@ -26,7 +26,9 @@ export {
 export {
   type AgentSpec,
   buildVerdictDocument,
+  type CompositionCatalog,
   calibrationExperiment,
+  checkCompositions,
   checkOutDir,
   defaultStateDir,
   type Experiment,
@@ -82,6 +84,7 @@ export {
   type TrialJob,
   type TrialPlaceFactory,
   type TrialsSpec,
+  trialArtifactDir,
   type VariantSpec,
   validateManifestForCli,
   verifyRecord,
