@@ -107,8 +107,10 @@ describe("validate means will start", () => {
       "require careful { minimum enforced }",
     );
     await writeFile(join(exp.dir, "strict.harness"), harness);
-    const manifest = join(exp.dir, "strict.json");
-    await writeFile(manifest, JSON.stringify(syntheticManifest({ harness: "./strict.harness" })));
+    const manifest = await exp.writeManifest(
+      syntheticManifest({ harness: "./strict.harness" }),
+      "strict.json",
+    );
     const validate = await runHarness(["compare", "validate", manifest]);
     expect(validate.exitCode).toBe(1);
     const run = await runHarness(["compare", "run", manifest, "--out", join(exp.base, "strict")]);
@@ -123,17 +125,14 @@ describe("validate means will start", () => {
       "unfinished.mjs",
       "export default async function agent({ tools }) {\n  return (\n",
     );
-    const manifest = join(exp.dir, "unfinished.json");
-    await writeFile(
-      manifest,
-      JSON.stringify(
-        syntheticManifest({
-          variants: [
-            { id: "baseline", composition: "plain", agent: "nop" },
-            { id: "broken", composition: "careful", agent: "./agents/unfinished.mjs" },
-          ],
-        }),
-      ),
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "broken", composition: "careful", agent: "./agents/unfinished.mjs" },
+        ],
+      }),
+      "unfinished.json",
     );
     // A process of its own: the test runner loads modules its own way, without Node's errors.
     const validate = await runHarnessProcess(["compare", "validate", manifest]);
@@ -216,17 +215,14 @@ describe("the console says what went wrong", () => {
       "throws.mjs",
       'export default async () => { throw new TypeError("tools.reed is not a function\\n    at agent"); };\n',
     );
-    const manifest = join(exp.dir, "throws.json");
-    await writeFile(
-      manifest,
-      JSON.stringify(
-        syntheticManifest({
-          variants: [
-            { id: "baseline", composition: "plain", agent: "nop" },
-            { id: "broken", composition: "careful", agent: "./agents/throws.mjs" },
-          ],
-        }),
-      ),
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        variants: [
+          { id: "baseline", composition: "plain", agent: "nop" },
+          { id: "broken", composition: "careful", agent: "./agents/throws.mjs" },
+        ],
+      }),
+      "throws.json",
     );
     const run = await runHarness(["compare", "run", manifest, "--out", join(exp.base, "throws")]);
     expect(run.stderr).toMatch(
@@ -260,20 +256,17 @@ describe("the console says what went wrong", () => {
   });
 
   it("prints the top causes of infrastructure errors under the verdict", async () => {
-    const manifest = join(exp.dir, "broken-grader.json");
     const task = (syntheticManifest().tasks as Array<Record<string, unknown>>)[0]!;
-    await writeFile(
-      manifest,
-      JSON.stringify(
-        syntheticManifest({
-          tasks: [
-            {
-              ...task,
-              graders: [{ kind: "command", id: "missing", argv: ["harnesslab-no-such-program"] }],
-            },
-          ],
-        }),
-      ),
+    const manifest = await exp.writeManifest(
+      syntheticManifest({
+        tasks: [
+          {
+            ...task,
+            graders: [{ kind: "command", id: "missing", argv: ["harnesslab-no-such-program"] }],
+          },
+        ],
+      }),
+      "broken-grader.json",
     );
     const run = await runHarness(["compare", "run", manifest, "--out", join(exp.base, "infra")]);
     expect(run.exitCode).toBe(1);

@@ -19,8 +19,8 @@ const layout: HostLayout = {
 function args(hidden: string[], hiddenFiles: string[] = []): string[] {
   return bwrapArgs({
     layout,
-    cwd: "/work/trial",
-    writable: ["/work/trial"],
+    cwd: "/srv/trial",
+    writable: ["/srv/trial"],
     readOnly: ["/opt/node/lib/node_modules/harnesslab/node_modules/@anthropic-ai"],
     protect: [],
     hidden,

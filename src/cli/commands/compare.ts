@@ -214,17 +214,8 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
       "run the graders' commands without an OS sandbox (the new verdict says so first)",
     )
     .option("--json", "print the new verdict document as JSON on stdout (the summary on stderr)")
-    .action(
-      async (
-        outDir: string,
-        options: {
-          manifest?: string;
-          graderContract?: string[];
-          concurrency?: number;
-          unsafeNoSandbox?: boolean;
-          json?: boolean;
-        },
-      ) => setExit(await runRegrade(outDir, options, io)),
+    .action(async (outDir: string, options: RegradeCommandOptions) =>
+      setExit(await runRegrade(outDir, options, io)),
     );
 }
 
@@ -356,6 +347,15 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
   }
 }
 
+/** What `compare regrade` reads from its command line. */
+interface RegradeCommandOptions {
+  manifest?: string;
+  graderContract?: string[];
+  concurrency?: number;
+  unsafeNoSandbox?: boolean;
+  json?: boolean;
+}
+
 /**
  * `compare regrade`, stopped by Ctrl-C or SIGTERM like a run: the running graders are stopped,
  * their workspaces removed, and nothing is written (exit 130/143); a second signal quits at once,
@@ -363,13 +363,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
  */
 async function runRegrade(
   outDirArg: string,
-  options: {
-    manifest?: string;
-    graderContract?: string[];
-    concurrency?: number;
-    unsafeNoSandbox?: boolean;
-    json?: boolean;
-  },
+  options: RegradeCommandOptions,
   io: CliIO,
 ): Promise<number> {
   const outDir = resolve(io.cwd, outDirArg);
