@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { Queue, QueueEvents } from "bullmq";
+import { Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TrialMetrics, VerdictDocument } from "../../src/artifacts/index.js";
@@ -16,6 +16,7 @@ import {
   loadRunKey,
   verifyRecord,
 } from "../../src/compare/evidence/record-seal.js";
+import { queueTrials } from "../../src/compare/queue/coordinator.js";
 import {
   HARNESSLAB_VERSION,
   KEY_PREFIX,
@@ -438,7 +439,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     }
   }, 30_000);
 
-  it("a job whose bundle is gone from Redis is the trial's infrastructure error, not a hang", async () => {
+  it("a bundle evicted from Redis while its trials wait is published again: the worker that meets it gone runs nothing, and the trials run once it is back", async () => {
     const connection = new Redis(redis.url);
     const queue = queueOf(connection);
     try {
@@ -448,20 +449,117 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       for (const key of await connection.keys(`${KEY_PREFIX}:bundle:*`)) await connection.del(key);
       const gateDir = await gate();
       await writeFile(join(gateDir, "open-all"), "");
+      // Whichever comes first (the coordinator's own look, or a worker's refusal of a job whose
+      // bundle is gone), the bundle is published again and every trial runs once.
       const late = await worker("late", gateDir);
-      expect(await run.exited).toBe(1);
-      const verdict = (await readJson(out, "verdict.json")) as VerdictDocument;
+      expect(await run.exited).toBe(exitFor(reference));
+      expect(outcomes((await readJson(out, "verdict.json")) as VerdictDocument)).toEqual(
+        outcomes(reference),
+      );
+      expect(run.output()).toMatch(
+        /bundle (was )?gone from Redis at redis:\/\/127\.0\.0\.1:\d+.*published it again/,
+      );
+      expect(await started(gateDir)).toHaveLength(reference.trials.length);
+      late.child.kill("SIGTERM");
+      expect(await late.exited).toBe(0);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+  }, 60_000);
+
+  it("a worker given a job whose bundle is not in Redis refuses it as bundle-missing, naming the bundle, and runs nothing", async () => {
+    const gateDir = await gate();
+    const careful = await worker("careful", gateDir);
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(TRIALS_QUEUE, {
+      connection: eventsConnection,
+      prefix: KEY_PREFIX,
+    });
+    try {
+      await events.waitUntilReady();
+      const bundle = `sha256:${"ab".repeat(32)}`;
+      const job = await queue.add("trial", {
+        protocol: QUEUE_PROTOCOL,
+        harnesslab: HARNESSLAB_VERSION,
+        runId: "run-without-bundle",
+        bundle,
+        bundleRoot: "/nowhere",
+        trials: 2,
+        calibrate: false,
+        unsafeNoSandbox: false,
+        keepForgeRepos: false,
+        harnessHash: "sha256:0",
+        fixtureHash: "sha256:0",
+        trial: { seq: 1, task: "fix-value", variant: "baseline", trialIndex: 1 },
+        attempt: 1,
+      });
+      const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
+      expect(result).toMatchObject({ kind: "refused", worker: "careful", code: "bundle-missing" });
+      expect(result.message).toMatch(
+        new RegExp(
+          `the run's bundle ${bundle} is not in Redis at redis://127\\.0\\.0\\.1:\\d+ \\(it expired or was removed\\)`,
+        ),
+      );
+      expect(await started(gateDir)).toEqual([]);
+    } finally {
+      await queue.obliterate({ force: true });
+      await events.close();
+      await queue.close();
+      eventsConnection.disconnect();
+      connection.disconnect();
+      careful.child.kill("SIGTERM");
+      await careful.exited;
+    }
+  }, 30_000);
+
+  it("a bundle that Redis keeps evicting makes each trial an infrastructure error after a few republishes, not a loop", async () => {
+    // A worker that speaks the protocol and always finds the bundle gone (as behind a Redis
+    // whose maxmemory cannot hold it).
+    const refusals: number[] = [];
+    const workerConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const evicting = new Worker(
+      TRIALS_QUEUE,
+      async (job) => {
+        refusals.push((job.data as { trial: { seq: number } }).trial.seq);
+        return {
+          kind: "refused",
+          worker: "evicting",
+          code: "bundle-missing",
+          message: "the run's bundle is not in Redis",
+        };
+      },
+      { connection: workerConnection, prefix: KEY_PREFIX },
+    );
+    try {
+      const out = exp.freshOut("evicting");
+      const lines: string[] = [];
+      const { verdict } = await runManifest(exp.manifestPath, {
+        outDir: out,
+        tempParent: exp.trialsDir,
+        trialPlace: queueTrials({
+          address: { url: redis.url, shown: redis.url },
+          log: (line) => lines.push(line),
+        }),
+      });
+      expect(verdict.status).toBe("infrastructure_error");
       expect(verdict.trials.map((t) => t.infraReason)).toEqual(
         reference.trials.map(() => "harness_error"),
       );
       expect(verdict.trials[0]?.explanation).toMatch(
-        /bundle sha256:[0-9a-f]{64} is not in Redis at redis:\/\/127\.0\.0\.1:\d+ \(it expired or was removed\)/,
+        /Redis is evicting it \(check its maxmemory and maxmemory-policy\)/,
       );
-      late.child.kill("SIGTERM");
-      await late.exited;
+      // Each trial was queued once and then again after each of 3 republishes.
+      for (const trial of reference.trials)
+        expect(refusals.filter((seq) => seq === trial.seq)).toHaveLength(4);
+      expect(
+        lines.filter((line) => line.includes("published it again and queued trial")),
+      ).toHaveLength(3 * reference.trials.length);
     } finally {
-      await queue.close();
-      connection.disconnect();
+      await evicting.close();
+      workerConnection.disconnect();
     }
   }, 60_000);
 

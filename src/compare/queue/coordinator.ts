@@ -5,11 +5,12 @@
 // the trial's number and the attempt, so a job is never added twice and a result is accepted once.
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job, Queue, QueueEvents } from "bullmq";
+import type { Redis } from "ioredis";
 import type { TrialAttempt, TrialMetrics } from "../../artifacts/index.js";
 import type { TrialJob } from "../experiment.js";
 import type { TrialPlaceFactory } from "../run/runner.js";
 import { AcceptedResults, checkTrialResult, writeTrialFolder } from "./accept.js";
-import { packBundle } from "./bundle.js";
+import { type Bundle, packBundle } from "./bundle.js";
 import { connect, type QueueAddress, reach } from "./connection.js";
 import {
   bundleKey,
@@ -35,6 +36,13 @@ const WATCH_MS = 2_000;
 /** How many looks in a row may find trials waiting and no worker before the run says so. */
 const NO_WORKER_LOOKS = 5;
 
+/**
+ * How many times one trial attempt is queued again after its worker found the run's bundle gone
+ * from Redis. The coordinator publishes the bundle again each time; a Redis that keeps evicting
+ * it (a `maxmemory` too small for it) makes the attempt an infrastructure error instead of a loop.
+ */
+const BUNDLE_REPUBLISHES = 3;
+
 /** How a wait for a job ended. */
 type Waited =
   | { kind: "completed"; value: unknown }
@@ -46,6 +54,9 @@ type Waited =
   /** The run stopped while the job was with a worker: its result waits in Redis for --resume. */
   | { kind: "stopped" };
 
+/** What one queued job gave: a result to check, or no record for the trial. */
+type Taken = { kind: "result"; result: TrialResult } | { kind: "none" };
+
 export interface QueueTrialsOptions {
   address: QueueAddress;
   log?: (line: string) => void;
@@ -53,53 +64,106 @@ export interface QueueTrialsOptions {
   watchMs?: number;
 }
 
+type PlaceSetup = Parameters<TrialPlaceFactory>[0];
+
 /** The queue as the place a run's trials run in. */
 export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory {
-  return async ({ experiment, options, inputs, runKey, signal, stopRun }) => {
-    const { address } = queueOptions;
-    const lostMessages: string[] = [];
-    const onLost = (message: string) => {
-      lostMessages.push(message);
-      stopRun(message);
+  return async (setup) => {
+    const run = new QueuedRun(queueOptions, setup);
+    await run.open();
+    return {
+      // Every pending trial waits in the queue for a worker; a budget is checked before each
+      // job is added, so with one the manifest's concurrency bounds the jobs in the queue.
+      ...(setup.options.budget === undefined
+        ? { concurrency: Math.max(1, setup.inputs.jobs.length) }
+        : {}),
+      attempt: (job, artifactDir, retriedAttempts) =>
+        run.attempt(job, artifactDir, retriedAttempts),
+      stopStarting: () => run.stopStarting(),
+      close: () => run.close(),
     };
-    const connection = connect(address, "harnesslab-coordinator", onLost);
-    const eventsConnection = connect(address, "harnesslab-coordinator-events", onLost);
-    const isLost = () => lostMessages.length > 0;
-    await reach(connection, address);
-    const bundle = await packBundle(experiment, { exclude: [options.outDir] });
-    await connection.set(bundleKey(bundle.hash), bundle.bytes, "EX", BUNDLE_TTL_S);
-    const queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
-      connection,
+  };
+}
+
+/** One run's side of the queue: its connections, its bundle, the jobs it waits for. */
+class QueuedRun {
+  private readonly address: QueueAddress;
+  private readonly log: (line: string) => void;
+  private readonly lostMessages: string[] = [];
+  private readonly connection: Redis;
+  private readonly eventsConnection: Redis;
+  private bundle!: Bundle;
+  private queue!: Queue<TrialJobData, TrialResult>;
+  private events!: QueueEvents;
+  private base!: Omit<TrialJobData, "fixtureHash" | "trial" | "attempt">;
+  /** Jobs this run added that no worker has finished. */
+  private readonly added = new Set<string>();
+  /** How to end the wait for each job in flight. */
+  private readonly inFlight = new Map<string, (waited: Waited) => void>();
+  /** Jobs being taken back; the watch leaves them to `stopStarting`. */
+  private readonly withdrawing = new Set<string>();
+  private readonly accepted = new AcceptedResults();
+  private stoppedStarting = false;
+  private looksWithoutWorker = 0;
+  private readonly watching = new AbortController();
+  private watch: Promise<void> = Promise.resolve();
+  private readonly onStop = () => {
+    for (const settle of [...this.inFlight.values()]) settle({ kind: "stopped" });
+  };
+
+  constructor(
+    private readonly queueOptions: QueueTrialsOptions,
+    private readonly setup: PlaceSetup,
+  ) {
+    this.address = queueOptions.address;
+    this.log = queueOptions.log ?? (() => {});
+    const onLost = (message: string) => {
+      this.lostMessages.push(message);
+      setup.stopRun(message);
+    };
+    this.connection = connect(this.address, "harnesslab-coordinator", onLost);
+    this.eventsConnection = connect(this.address, "harnesslab-coordinator-events", onLost);
+  }
+
+  private get signal(): AbortSignal {
+    return this.setup.signal;
+  }
+
+  private isLost(): boolean {
+    return this.lostMessages.length > 0;
+  }
+
+  /** Reaches Redis, publishes the bundle, opens the queue and its events, starts the watch. */
+  async open(): Promise<void> {
+    const { experiment, options, inputs, runKey } = this.setup;
+    await reach(this.connection, this.address);
+    this.bundle = await packBundle(experiment, { exclude: [options.outDir] });
+    await this.publishBundle();
+    this.queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
+      connection: this.connection,
       prefix: KEY_PREFIX,
       // Completion events carry results; the coordinator reads them as they come, and a
       // result it missed is still in its job (kept until accepted).
       streams: { events: { maxLen: 1000 } },
     });
-    const events = new QueueEvents(TRIALS_QUEUE, {
-      connection: eventsConnection,
+    this.events = new QueueEvents(TRIALS_QUEUE, {
+      connection: this.eventsConnection,
       prefix: KEY_PREFIX,
     });
-    queue.on("error", () => {});
-    events.on("error", () => {});
+    // What the connections report is acted on through `onLost`; BullMQ's own error events
+    // would otherwise be printed once per reconnect attempt.
+    this.queue.on("error", () => {});
+    this.events.on("error", () => {});
     // Every job waited for listens on both; a run may have thousands in flight.
-    queue.setMaxListeners(0);
-    events.setMaxListeners(0);
-    await events.waitUntilReady();
-    /** Jobs this run added that no worker has finished, and how to end a wait for one. */
-    const added = new Set<string>();
-    const inFlight = new Map<string, (waited: Waited) => void>();
-    /** Jobs being taken back; the watch leaves them to `stopStarting`. */
-    const withdrawing = new Set<string>();
-    const accepted = new AcceptedResults();
-    let stoppedStarting = false;
-    const log = queueOptions.log ?? (() => {});
-
-    const base = {
+    this.queue.setMaxListeners(0);
+    this.events.setMaxListeners(0);
+    await this.events.waitUntilReady();
+    this.base = {
       protocol: QUEUE_PROTOCOL,
       harnesslab: HARNESSLAB_VERSION,
       runId: runKey.runId,
-      bundle: bundle.hash,
-      bundleRoot: bundle.root,
+      bundle: this.bundle.hash,
+      bundleRoot: this.bundle.root,
       trials: experiment.trials.count,
       calibrate: experiment.calibration !== undefined,
       unsafeNoSandbox: inputs.prepared.containment.record.unsafe,
@@ -109,196 +173,232 @@ export function queueTrials(queueOptions: QueueTrialsOptions): TrialPlaceFactory
         : { executorGraceMs: options.executorGraceMs }),
       harnessHash: inputs.prepared.harnessHash,
     };
-
     // One listener for the run's stop ends every wait (its result stays in Redis for --resume).
-    const onStop = () => {
-      for (const settle of [...inFlight.values()]) settle({ kind: "stopped" });
-    };
-    signal.addEventListener("abort", onStop, { once: true });
-    // What the connections report is acted on through `onLost`; BullMQ's own error events
-    // would otherwise be printed once per reconnect attempt.
-    const waitFor = (job: Job<TrialJobData, TrialResult>, id: string): Promise<Waited> =>
-      new Promise<Waited>((resolve) => {
-        let settled = false;
-        const settle = (waited: Waited) => {
-          if (settled) return;
-          settled = true;
-          inFlight.delete(id);
-          resolve(waited);
-        };
-        inFlight.set(id, settle);
-        if (signal.aborted) settle({ kind: "stopped" });
-        job.waitUntilFinished(events).then(
-          (value: unknown) => settle({ kind: "completed", value }),
-          // BullMQ says so when the job's key went from Redis while it was waited for.
-          (error: Error) =>
-            settle(
-              /^Missing key for job /.test(error.message)
-                ? { kind: "gone" }
-                : { kind: "failed", message: error.message },
-            ),
-        );
-      });
+    this.signal.addEventListener("abort", this.onStop, { once: true });
+    this.watch = this.watchJobs();
+  }
 
-    /** The job's result as the coordinator takes it, or why the trial has none. */
-    const take = async (
-      job: TrialJob,
-      id: string,
-      artifactDir: string,
-      retriedAttempts: TrialAttempt[],
-    ): Promise<TrialMetrics | null> => {
-      const attempt = (retriedAttempts.at(-1)?.attempt ?? 0) + 1;
-      const data: TrialJobData = {
-        ...base,
-        fixtureHash: inputs.before.get(job.task)!.hash,
-        trial: { seq: job.seq, task: job.task, variant: job.variant, trialIndex: job.trialIndex },
-        attempt,
-      };
-      if (stoppedStarting || signal.aborted) return null;
-      // A job already there under this id (a resumed run, or a second look) is the same
-      // attempt: BullMQ hands it back instead of adding another.
-      const queued = await queue.add("trial", data, {
-        jobId: id,
-        attempts: 1,
-        removeOnComplete: false,
-        removeOnFail: false,
-      });
-      added.add(id);
-      // The run stopped starting trials while this one was being added: take it back, unless a
-      // worker already has it.
-      if ((stoppedStarting || signal.aborted) && (await withdraw(id))) return null;
-      await connection.expire(bundleKey(bundle.hash), BUNDLE_TTL_S);
-      const waited = await waitFor(queued, id);
-      if (waited.kind !== "stopped") added.delete(id);
-      if (waited.kind === "withdrawn" || waited.kind === "stopped") return null;
-      if (waited.kind === "gone")
+  private async publishBundle(): Promise<void> {
+    await this.connection.set(bundleKey(this.bundle.hash), this.bundle.bytes, "EX", BUNDLE_TTL_S);
+  }
+
+  /** Runs one trial attempt on a worker; null when the trial gets no record. */
+  async attempt(
+    job: TrialJob,
+    artifactDir: string,
+    retriedAttempts: TrialAttempt[],
+  ): Promise<TrialMetrics | null> {
+    const attempt = (retriedAttempts.at(-1)?.attempt ?? 0) + 1;
+    try {
+      const taken = await this.queueUntilRun(job, attempt);
+      if (taken.kind === "none") return null;
+      return await this.accept(taken.result, job, attempt, artifactDir, retriedAttempts);
+    } catch (error) {
+      // Redis went away under the job: the run stops (resumable), and the trial has no record.
+      if (this.isLost() || this.signal.aborted) return null;
+      throw error;
+    }
+  }
+
+  /**
+   * Queues the attempt and waits for its result. A worker that found the run's bundle gone from
+   * Redis (evicted, expired) ran nothing: the bundle is published again and the same attempt
+   * queued again, so an eviction costs a delay, never a trial.
+   */
+  private async queueUntilRun(job: TrialJob, attempt: number): Promise<Taken> {
+    const id = `${this.setup.runKey.runId}-${job.seq}-${attempt}`;
+    for (let republished = 0; ; republished += 1) {
+      const taken = await this.queueOnce(job, attempt, id);
+      if (taken.kind === "none") return taken;
+      const { result } = taken;
+      if (result.kind !== "refused" || result.code !== "bundle-missing") return taken;
+      if (republished === BUNDLE_REPUBLISHES)
         throw new Error(
-          `the trial's job ${id} is gone from Redis at ${address.shown} (Redis lost its data, or the job was removed); \`compare run --resume --retry-infra 1\` runs the trial again`,
+          `the run's bundle was gone from Redis at ${this.address.shown} each of the ${BUNDLE_REPUBLISHES + 1} times a worker took trial ${job.seq}, although this run published it again each time: Redis is evicting it (check its maxmemory and maxmemory-policy); ${result.message}`,
         );
-      if (waited.kind === "failed") {
-        await queue.remove(id).catch(() => {});
-        throw new Error(`the trial's job ${id} failed on its worker: ${waited.message}`);
-      }
-      const result = trialResultSchema.safeParse(waited.value);
-      await queue.remove(id).catch(() => {});
-      if (!result.success)
-        throw new Error(
-          `the trial's job ${id} came back with something that is not a queue protocol ${QUEUE_PROTOCOL} result`,
-        );
-      if (!accepted.claim(job.seq, attempt)) {
-        log(`queue: a second result for trial ${job.seq}, attempt ${attempt}, was ignored`);
+      await this.publishBundle();
+      this.log(
+        `queue: worker ${result.worker} found the run's bundle gone from Redis at ${this.address.shown}; published it again and queued trial ${job.seq} again`,
+      );
+    }
+  }
+
+  /** Adds the job (or finds it there) and waits for it once. */
+  private async queueOnce(job: TrialJob, attempt: number, id: string): Promise<Taken> {
+    if (this.stoppedStarting || this.signal.aborted) return { kind: "none" };
+    const data: TrialJobData = {
+      ...this.base,
+      fixtureHash: this.setup.inputs.before.get(job.task)!.hash,
+      trial: { seq: job.seq, task: job.task, variant: job.variant, trialIndex: job.trialIndex },
+      attempt,
+    };
+    // A job already there under this id (a resumed run, or a second look) is the same
+    // attempt: BullMQ hands it back instead of adding another.
+    const queued = await this.queue.add("trial", data, {
+      jobId: id,
+      attempts: 1,
+      removeOnComplete: false,
+      removeOnFail: false,
+    });
+    this.added.add(id);
+    // The run stopped starting trials while this one was being added: take it back, unless a
+    // worker already has it.
+    if ((this.stoppedStarting || this.signal.aborted) && (await this.withdraw(id)))
+      return { kind: "none" };
+    await this.connection.expire(bundleKey(this.bundle.hash), BUNDLE_TTL_S);
+    const waited = await this.waitFor(queued, id);
+    if (waited.kind !== "stopped") this.added.delete(id);
+    if (waited.kind === "withdrawn" || waited.kind === "stopped") return { kind: "none" };
+    if (waited.kind === "gone")
+      throw new Error(
+        `the trial's job ${id} is gone from Redis at ${this.address.shown} (Redis lost its data, or the job was removed); \`compare run --resume --retry-infra 1\` runs the trial again`,
+      );
+    await this.queue.remove(id).catch(() => {});
+    if (waited.kind === "failed")
+      throw new Error(`the trial's job ${id} failed on its worker: ${waited.message}`);
+    const result = trialResultSchema.safeParse(waited.value);
+    if (!result.success)
+      throw new Error(
+        `the trial's job ${id} came back with something that is not a queue protocol ${QUEUE_PROTOCOL} result`,
+      );
+    return { kind: "result", result: result.data };
+  }
+
+  /** Checks a worker's result and writes the trial's folder; null when it is not taken. */
+  private async accept(
+    result: TrialResult,
+    job: TrialJob,
+    attempt: number,
+    artifactDir: string,
+    retriedAttempts: TrialAttempt[],
+  ): Promise<TrialMetrics | null> {
+    if (!this.accepted.claim(job.seq, attempt)) {
+      this.log(`queue: a second result for trial ${job.seq}, attempt ${attempt}, was ignored`);
+      return null;
+    }
+    if (result.kind === "refused") {
+      if (result.code === "version") {
+        this.setup.stopRun(result.message);
         return null;
       }
-      if (result.data.kind === "refused") {
-        if (result.data.code === "version") {
-          stopRun(result.data.message);
-          return null;
-        }
-        throw new Error(result.data.message);
-      }
-      const checked = checkTrialResult(result.data, job);
-      if (!checked.ok) throw new Error(checked.message);
-      await writeTrialFolder(artifactDir, checked.files);
-      // The attempts are the coordinator's to count: it archived them.
-      return { ...checked.metrics, retriedAttempts };
-    };
+      throw new Error(result.message);
+    }
+    const checked = checkTrialResult(result, job);
+    if (!checked.ok) throw new Error(checked.message);
+    await writeTrialFolder(artifactDir, checked.files);
+    // The attempts are the coordinator's to count: it archived them.
+    return { ...checked.metrics, retriedAttempts };
+  }
 
-    /** Takes a queued job back; false when a worker already holds it (or it is gone). */
-    const withdraw = async (id: string): Promise<boolean> => {
-      withdrawing.add(id);
-      try {
-        const removed = await queue.remove(id).catch(() => 0);
-        if (removed !== 1) return false;
-        added.delete(id);
-        inFlight.get(id)?.({ kind: "withdrawn" });
-        return true;
-      } finally {
-        withdrawing.delete(id);
-      }
-    };
+  private waitFor(job: Job<TrialJobData, TrialResult>, id: string): Promise<Waited> {
+    return new Promise<Waited>((resolve) => {
+      let settled = false;
+      const settle = (waited: Waited) => {
+        if (settled) return;
+        settled = true;
+        this.inFlight.delete(id);
+        resolve(waited);
+      };
+      this.inFlight.set(id, settle);
+      if (this.signal.aborted) settle({ kind: "stopped" });
+      job.waitUntilFinished(this.events).then(
+        (value: unknown) => settle({ kind: "completed", value }),
+        // BullMQ says so when the job's key went from Redis while it was waited for.
+        (error: Error) =>
+          settle(
+            /^Missing key for job /.test(error.message)
+              ? { kind: "gone" }
+              : { kind: "failed", message: error.message },
+          ),
+      );
+    });
+  }
 
-    /** One look at the run's jobs in Redis (see WATCH_MS). */
-    let looksWithoutWorker = 0;
-    const look = async () => {
-      if (inFlight.size === 0) {
-        looksWithoutWorker = 0;
-        return;
-      }
-      const key = bundleKey(bundle.hash);
-      if ((await connection.exists(key)) === 0) {
-        await connection.set(key, bundle.bytes, "EX", BUNDLE_TTL_S);
-        log(`queue: the run's bundle was gone from Redis at ${address.shown}; published it again`);
-      }
-      for (const id of [...inFlight.keys()]) {
-        if (withdrawing.has(id)) continue;
-        const job = await queue.getJob(id);
-        const settle = inFlight.get(id);
-        if (settle === undefined || withdrawing.has(id)) continue;
-        if (job === undefined) {
-          settle({ kind: "gone" });
-          continue;
-        }
-        const state = await job.getState();
-        if (state === "completed") settle({ kind: "completed", value: job.returnvalue });
-        else if (state === "failed") settle({ kind: "failed", message: job.failedReason });
-      }
-      if ((await queue.getWorkersCount()) > 0) {
-        looksWithoutWorker = 0;
-        return;
-      }
-      looksWithoutWorker += 1;
-      if (looksWithoutWorker === NO_WORKER_LOOKS)
-        log(
-          `queue: no worker is taking trials from ${address.shown}; start one with \`harness worker --queue ${address.shown}\` (docs/scale-out.md)`,
-        );
-    };
-    const watching = new AbortController();
-    const watch = (async () => {
-      while (!watching.signal.aborted) {
-        await sleep(queueOptions.watchMs ?? WATCH_MS, undefined, {
-          signal: watching.signal,
-        }).catch(() => {});
-        if (watching.signal.aborted || isLost()) return;
-        // A Redis error here is the connection's to report (`onLost`); the next look tries again.
-        await look().catch(() => {});
-      }
-    })();
+  /** Takes a queued job back; false when a worker already holds it (or it is gone). */
+  private async withdraw(id: string): Promise<boolean> {
+    this.withdrawing.add(id);
+    try {
+      const removed = await this.queue.remove(id).catch(() => 0);
+      if (removed !== 1) return false;
+      this.added.delete(id);
+      this.inFlight.get(id)?.({ kind: "withdrawn" });
+      return true;
+    } finally {
+      this.withdrawing.delete(id);
+    }
+  }
 
-    return {
-      // Every pending trial waits in the queue for a worker; a budget is checked before each
-      // job is added, so with one the manifest's concurrency bounds the jobs in the queue.
-      ...(options.budget === undefined ? { concurrency: Math.max(1, inputs.jobs.length) } : {}),
-      attempt: async (job, artifactDir, retriedAttempts) => {
-        const attempt = (retriedAttempts.at(-1)?.attempt ?? 0) + 1;
-        const id = `${runKey.runId}-${job.seq}-${attempt}`;
-        try {
-          return await take(job, id, artifactDir, retriedAttempts);
-        } catch (error) {
-          // Redis went away under the job: the run stops (resumable), and the trial has no record.
-          if (isLost() || signal.aborted) return null;
-          throw error;
-        }
-      },
-      stopStarting: async () => {
-        stoppedStarting = true;
-        // Removed only while no worker holds it; a running trial finishes (and is accepted
-        // unless the run was stopped, when its result waits in Redis for --resume).
-        await Promise.all([...added].map(withdraw));
-      },
-      close: async () => {
-        signal.removeEventListener("abort", onStop);
-        watching.abort();
-        await watch;
-        // A lost Redis never answers: closing does not wait for it. The timer is cleared once
-        // closing is done, or it would keep the process alive for the rest of its 5 s.
-        const closing = Promise.all([events.close(), queue.close()]).catch(() => {});
-        const waited = new AbortController();
-        const timeout = sleep(isLost() ? 0 : 5_000, undefined, { signal: waited.signal });
-        await Promise.race([closing, timeout.catch(() => {})]);
-        waited.abort();
-        connection.disconnect();
-        eventsConnection.disconnect();
-      },
-    };
-  };
+  private async watchJobs(): Promise<void> {
+    const { signal } = this.watching;
+    while (!signal.aborted) {
+      await sleep(this.queueOptions.watchMs ?? WATCH_MS, undefined, { signal }).catch(() => {});
+      if (signal.aborted || this.isLost()) return;
+      // A Redis error here is the connection's to report (`onLost`); the next look tries again.
+      await this.look().catch(() => {});
+    }
+  }
+
+  /** One look at the run's jobs in Redis (see WATCH_MS). */
+  private async look(): Promise<void> {
+    if (this.inFlight.size === 0) {
+      this.looksWithoutWorker = 0;
+      return;
+    }
+    const key = bundleKey(this.bundle.hash);
+    if ((await this.connection.exists(key)) === 0) {
+      await this.publishBundle();
+      this.log(
+        `queue: the run's bundle was gone from Redis at ${this.address.shown}; published it again`,
+      );
+    }
+    await this.settleFinishedJobs();
+    if ((await this.queue.getWorkersCount()) > 0) {
+      this.looksWithoutWorker = 0;
+      return;
+    }
+    this.looksWithoutWorker += 1;
+    if (this.looksWithoutWorker === NO_WORKER_LOOKS)
+      this.log(
+        `queue: no worker is taking trials from ${this.address.shown}; start one with \`harness worker --queue ${this.address.shown}\` (docs/scale-out.md)`,
+      );
+  }
+
+  /** Ends the waits whose jobs finished or vanished without an event this run heard. */
+  private async settleFinishedJobs(): Promise<void> {
+    for (const id of [...this.inFlight.keys()]) {
+      if (this.withdrawing.has(id)) continue;
+      const job = await this.queue.getJob(id);
+      const settle = this.inFlight.get(id);
+      if (settle === undefined || this.withdrawing.has(id)) continue;
+      if (job === undefined) {
+        settle({ kind: "gone" });
+        continue;
+      }
+      const state = await job.getState();
+      if (state === "completed") settle({ kind: "completed", value: job.returnvalue });
+      else if (state === "failed") settle({ kind: "failed", message: job.failedReason });
+    }
+  }
+
+  async stopStarting(): Promise<void> {
+    this.stoppedStarting = true;
+    // Removed only while no worker holds it; a running trial finishes (and is accepted
+    // unless the run was stopped, when its result waits in Redis for --resume).
+    await Promise.all([...this.added].map((id) => this.withdraw(id)));
+  }
+
+  async close(): Promise<void> {
+    this.signal.removeEventListener("abort", this.onStop);
+    this.watching.abort();
+    await this.watch;
+    // A lost Redis never answers: closing does not wait for it. The timer is cleared once
+    // closing is done, or it would keep the process alive for the rest of its 5 s.
+    const closing = Promise.all([this.events.close(), this.queue.close()]).catch(() => {});
+    const waited = new AbortController();
+    const timeout = sleep(this.isLost() ? 0 : 5_000, undefined, { signal: waited.signal });
+    await Promise.race([closing, timeout.catch(() => {})]);
+    waited.abort();
+    this.connection.disconnect();
+    this.eventsConnection.disconnect();
+  }
 }

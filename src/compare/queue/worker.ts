@@ -6,6 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Job, WaitingError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
 import type { TrialMetrics } from "../../artifacts/index.js";
 import {
   createExecutor,
@@ -92,32 +93,94 @@ interface LoadedRun {
  * the running trials have been handed back and the connections are closed.
  */
 export async function runWorker(options: WorkerOptions): Promise<void> {
-  const name = options.name ?? `${hostname()}-${process.pid}`;
-  const log = options.log ?? (() => {});
-  const env = options.env ?? process.env;
-  const tempParent = options.tempParent ?? tmpdir();
-  const home = await mkdtemp(join(tempParent, "harnesslab-worker-"));
-  let lostReason: string | undefined;
-  const lost = new AbortController();
-  const onLost = (message: string) => {
-    lostReason ??= message;
-    lost.abort(new Error(message));
-  };
-  let unfitReason: string | undefined;
-  const unfit = new AbortController();
-  const connection = connect(options.address, `harnesslab-worker:${name}`, onLost);
-  const runs = new Map<string, Promise<LoadedRun>>();
-  const bundles = new Map<string, Promise<Unpacked>>();
-  const stopping = AbortSignal.any([options.signal, lost.signal, unfit.signal]);
-  let worker: Worker | undefined;
-  try {
-    await reach(connection, options.address);
-    const lockMs = options.lockMs ?? 30_000;
-    worker = new Worker<TrialJobData, TrialResult>(
+  const worker = new QueueWorker(
+    options,
+    await mkdtemp(join(options.tempParent ?? tmpdir(), "harnesslab-worker-")),
+  );
+  await worker.run();
+}
+
+type Refusal = Extract<TrialResult, { kind: "refused" }>["code"];
+
+/** A job this worker can run: its data checked, its run loaded, its task and variant found. */
+interface RunnableJob {
+  data: TrialJobData;
+  run: LoadedRun;
+  task: Experiment["tasks"][number];
+  variant: Experiment["variants"][number];
+  fixture: TreeSnapshot;
+}
+
+/** One `harness worker`: its connection, the runs and bundles it loaded, why it stops. */
+class QueueWorker {
+  private readonly name: string;
+  private readonly log: (line: string) => void;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly tempParent: string;
+  private readonly connection: Redis;
+  private readonly lost = new AbortController();
+  private readonly unfit = new AbortController();
+  private lostReason: string | undefined;
+  private unfitReason: string | undefined;
+  private readonly runs = new Map<string, Promise<LoadedRun>>();
+  private readonly bundles = new Map<string, Promise<Unpacked>>();
+  private readonly stopping: AbortSignal;
+
+  constructor(
+    private readonly options: WorkerOptions,
+    /** The worker's own folder: bundles, trial folders, baselines' notes; removed when it stops. */
+    private readonly home: string,
+  ) {
+    this.name = options.name ?? `${hostname()}-${process.pid}`;
+    this.log = options.log ?? (() => {});
+    this.env = options.env ?? process.env;
+    this.tempParent = options.tempParent ?? tmpdir();
+    this.connection = connect(options.address, `harnesslab-worker:${this.name}`, (message) => {
+      this.lostReason ??= message;
+      this.lost.abort(new Error(message));
+    });
+    this.stopping = AbortSignal.any([options.signal, this.lost.signal, this.unfit.signal]);
+  }
+
+  /** Takes jobs until it is stopped, Redis is lost, or this machine cannot run a run's trials. */
+  async run(): Promise<void> {
+    let worker: Worker | undefined;
+    try {
+      await reach(this.connection, this.options.address);
+      worker = this.startTaking();
+      const running = worker.run();
+      await worker.waitUntilReady();
+      if (!this.stopping.aborted)
+        this.log(
+          `worker ${this.name}: taking trials from ${this.options.address.shown} (concurrency ${this.options.concurrency ?? 1})`,
+        );
+      await new Promise<void>((resolve) => {
+        if (this.stopping.aborted) resolve();
+        this.stopping.addEventListener("abort", () => resolve(), { once: true });
+      });
+      worker.cancelAllJobs("the worker is stopping");
+      await worker.close().catch(() => {});
+      await running.catch(() => {});
+    } finally {
+      await worker?.close(true).catch(() => {});
+      this.connection.disconnect();
+      for (const pending of this.runs.values())
+        await pending.then((run) => run.baselines.dispose()).catch(() => {});
+      await rm(this.home, { recursive: true, force: true }).catch(() => {});
+    }
+    if (this.unfitReason !== undefined) throw new Error(this.unfitReason);
+    if (this.lostReason !== undefined && !this.options.signal.aborted)
+      throw new Error(this.lostReason);
+  }
+
+  /** The BullMQ worker; a job stopped before it finished goes back to the queue. */
+  private startTaking(): Worker {
+    const lockMs = this.options.lockMs ?? 30_000;
+    const worker = new Worker<TrialJobData, TrialResult>(
       TRIALS_QUEUE,
       async (job, token, jobSignal) => {
-        const signal = AbortSignal.any([stopping, ...(jobSignal ? [jobSignal] : [])]);
-        const result = await processJob(job, signal);
+        const signal = AbortSignal.any([this.stopping, ...(jobSignal ? [jobSignal] : [])]);
+        const result = await this.processJob(job, signal);
         // Stopped, not finished: the job goes back for another worker to run from the start.
         if (result === null) {
           await job.moveToWait(token);
@@ -126,10 +189,10 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         return result;
       },
       {
-        connection,
+        connection: this.connection,
         prefix: KEY_PREFIX,
-        name,
-        concurrency: options.concurrency ?? 1,
+        name: this.name,
+        concurrency: this.options.concurrency ?? 1,
         lockDuration: lockMs,
         stalledInterval: lockMs,
         // A job whose worker vanished (SIGKILL, a lost machine) runs again on another, once;
@@ -138,105 +201,140 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         autorun: false,
       },
     );
-    worker.on("error", (error) => log(`worker ${name}: ${error.message}`));
-    const running = worker.run();
-    await worker.waitUntilReady();
-    if (!stopping.aborted)
-      log(
-        `worker ${name}: taking trials from ${options.address.shown} (concurrency ${options.concurrency ?? 1})`,
-      );
-    await new Promise<void>((resolve) => {
-      if (stopping.aborted) resolve();
-      stopping.addEventListener("abort", () => resolve(), { once: true });
-    });
-    worker.cancelAllJobs("the worker is stopping");
-    await worker.close().catch(() => {});
-    await running.catch(() => {});
-  } finally {
-    await worker?.close(true).catch(() => {});
-    connection.disconnect();
-    for (const pending of runs.values())
-      await pending.then((run) => run.baselines.dispose()).catch(() => {});
-    await rm(home, { recursive: true, force: true }).catch(() => {});
+    worker.on("error", (error) => this.log(`worker ${this.name}: ${error.message}`));
+    return worker;
   }
-  if (unfitReason !== undefined) throw new Error(unfitReason);
-  if (lostReason !== undefined && !options.signal.aborted) throw new Error(lostReason);
 
-  async function processJob(
+  /** A job's result; null when the job goes back to the queue (stopped, or this machine unfit). */
+  private async processJob(
     job: Job<TrialJobData, TrialResult>,
     signal: AbortSignal,
   ): Promise<TrialResult | null> {
-    const refuse = (
-      code: Extract<TrialResult, { kind: "refused" }>["code"],
-      message: string,
-    ): TrialResult => {
-      log(`worker ${name}: refused job ${job.id}: ${message}`);
-      return { kind: "refused", worker: name, code, message };
-    };
-    const handBack = (problem: string): null => {
-      const message = `worker ${name} cannot run the trials of run ${job.data.runId}: ${problem}`;
-      log(`${message}; it hands trial ${job.data.trial.seq} back to the queue and stops`);
-      unfitReason ??= `${message}; fix this machine and start the worker again`;
-      unfit.abort(new Error(message));
-      return null;
-    };
     // Taken in the moment the worker began to stop: back to the queue, untouched.
-    if (stopping.aborted) return null;
+    if (this.stopping.aborted) return null;
+    const checked = this.checkJob(job);
+    if (checked.kind !== "data") return checked.result;
+    const runnable = await this.prepare(job, checked.data);
+    if (runnable.kind !== "runnable") return runnable.result;
+    return this.runJob(runnable.job, signal);
+  }
+
+  private refuse(job: Job, code: Refusal, message: string): TrialResult {
+    this.log(`worker ${this.name}: refused job ${job.id}: ${message}`);
+    return { kind: "refused", worker: this.name, code, message };
+  }
+
+  /**
+   * What this worker's machine lacks to run a run's trials is not the trial's fault: the job
+   * goes back to the queue for a worker that can, and this one stops and says why.
+   */
+  private handBack(data: TrialJobData, problem: string): null {
+    const message = `worker ${this.name} cannot run the trials of run ${data.runId}: ${problem}`;
+    this.log(`${message}; it hands trial ${data.trial.seq} back to the queue and stops`);
+    this.unfitReason ??= `${message}; fix this machine and start the worker again`;
+    this.unfit.abort(new Error(message));
+    return null;
+  }
+
+  /** The job's data, once its version and shape are this worker's. */
+  private checkJob(
+    job: Job<TrialJobData, TrialResult>,
+  ): { kind: "data"; data: TrialJobData } | { kind: "answered"; result: TrialResult | null } {
     const version = versionOf(job.data);
     if (version.protocol !== QUEUE_PROTOCOL || version.harnesslab !== HARNESSLAB_VERSION)
-      return refuse(
-        "version",
-        `worker ${name} runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab ${version.harnesslab} (queue protocol ${version.protocol}): run the same harnesslab version on the coordinator and every worker`,
-      );
+      return {
+        kind: "answered",
+        result: this.refuse(
+          job,
+          "version",
+          `worker ${this.name} runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab ${version.harnesslab} (queue protocol ${version.protocol}): run the same harnesslab version on the coordinator and every worker`,
+        ),
+      };
     const parsed = trialJobSchema.safeParse(job.data);
     if (!parsed.success)
-      return refuse(
-        "version",
-        `worker ${name} cannot read job ${job.id}: it is not a queue protocol ${QUEUE_PROTOCOL} trial job`,
-      );
-    const data = parsed.data;
-    if (data.unsafeNoSandbox && !options.unsafeNoSandbox)
-      return handBack(
-        "the run was started with --unsafe-no-sandbox, and this worker runs trials only in the sandbox (start a worker with --unsafe-no-sandbox to take such runs)",
-      );
+      return {
+        kind: "answered",
+        result: this.refuse(
+          job,
+          "version",
+          `worker ${this.name} cannot read job ${job.id}: it is not a queue protocol ${QUEUE_PROTOCOL} trial job`,
+        ),
+      };
+    if (parsed.data.unsafeNoSandbox && !this.options.unsafeNoSandbox)
+      return {
+        kind: "answered",
+        result: this.handBack(
+          parsed.data,
+          "the run was started with --unsafe-no-sandbox, and this worker runs trials only in the sandbox (start a worker with --unsafe-no-sandbox to take such runs)",
+        ),
+      };
+    return { kind: "data", data: parsed.data };
+  }
 
+  /** The run loaded from its bundle, and the job's task, variant and fixture as the coordinator's. */
+  private async prepare(
+    job: Job,
+    data: TrialJobData,
+  ): Promise<
+    { kind: "runnable"; job: RunnableJob } | { kind: "answered"; result: TrialResult | null }
+  > {
+    const answered = (result: TrialResult | null) => ({ kind: "answered" as const, result });
     let run: LoadedRun;
     try {
-      const unpacked = await bundleOf(data.bundle);
-      if ("code" in unpacked) return refuse(unpacked.code, unpacked.message);
-      run = await loadRun(data, unpacked);
+      const unpacked = await this.bundleOf(data.bundle);
+      if ("code" in unpacked) return answered(this.refuse(job, unpacked.code, unpacked.message));
+      run = await this.loadRun(data, unpacked);
     } catch (error) {
-      if (error instanceof WorkerUnfitError) return handBack(error.message);
-      return refuse(
-        "inputs-differ",
-        `worker ${name} cannot prepare the run: ${(error as Error).message}`,
+      if (error instanceof WorkerUnfitError) return answered(this.handBack(data, error.message));
+      return answered(
+        this.refuse(
+          job,
+          "inputs-differ",
+          `worker ${this.name} cannot prepare the run: ${(error as Error).message}`,
+        ),
       );
     }
     if (run.prepared.harnessHash !== data.harnessHash)
-      return refuse(
-        "inputs-differ",
-        `the bundle's .harness files assemble to ${run.prepared.harnessHash} here, not ${data.harnessHash} as on the coordinator`,
+      return answered(
+        this.refuse(
+          job,
+          "inputs-differ",
+          `the bundle's .harness files assemble to ${run.prepared.harnessHash} here, not ${data.harnessHash} as on the coordinator`,
+        ),
       );
     const fixture = run.fixtures.get(data.trial.task);
-    if (fixture?.hash !== data.fixtureHash)
-      return refuse(
-        "inputs-differ",
-        `the bundle's fixture of task ${data.trial.task} hashes to ${fixture?.hash ?? "nothing"} here, not ${data.fixtureHash} as on the coordinator`,
+    if (fixture === undefined || fixture.hash !== data.fixtureHash)
+      return answered(
+        this.refuse(
+          job,
+          "inputs-differ",
+          `the bundle's fixture of task ${data.trial.task} hashes to ${fixture?.hash ?? "nothing"} here, not ${data.fixtureHash} as on the coordinator`,
+        ),
       );
-
-    const trial: TrialJob = data.trial;
-    const task = run.experiment.tasks.find((t) => t.id === trial.task);
-    const variant = run.experiment.variants.find((v) => v.id === trial.variant);
+    const task = run.experiment.tasks.find((t) => t.id === data.trial.task);
+    const variant = run.experiment.variants.find((v) => v.id === data.trial.variant);
     if (task === undefined || variant === undefined)
-      return refuse(
-        "inputs-differ",
-        `the bundle's experiment has no ${trial.variant}/${trial.task}`,
+      return answered(
+        this.refuse(
+          job,
+          "inputs-differ",
+          `the bundle's experiment has no ${data.trial.variant}/${data.trial.task}`,
+        ),
       );
+    return { kind: "runnable", job: { data, run, task, variant, fixture } };
+  }
+
+  /** Runs the trial as a local run does; null when it was stopped (handed back). */
+  private async runJob(
+    { data, run, task, variant, fixture }: RunnableJob,
+    signal: AbortSignal,
+  ): Promise<TrialResult | null> {
+    const trial: TrialJob = data.trial;
     const baseline = await run.baselines.forTask(task, fixture);
-    const artifactDir = await mkdtemp(join(home, "trial-"));
+    const artifactDir = await mkdtemp(join(this.home, "trial-"));
     try {
-      log(
-        `worker ${name}: trial ${trial.seq} (${trial.variant}/${trial.task} #${trial.trialIndex}, attempt ${data.attempt}) started`,
+      this.log(
+        `worker ${this.name}: trial ${trial.seq} (${trial.variant}/${trial.task} #${trial.trialIndex}, attempt ${data.attempt}) started`,
       );
       const metrics = await runTrial({
         experiment: run.experiment,
@@ -248,60 +346,47 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
         executor: run.executor,
         job: trial,
         artifactDir,
-        secretValues: secretValuesFromEnv(env),
+        secretValues: secretValuesFromEnv(this.env),
         sandbox: run.prepared.containment.sandbox,
-        env,
+        env: this.env,
         signal,
-        tempParent,
+        tempParent: this.tempParent,
         ...(data.keepForgeRepos ? { keepForgeRepos: true } : {}),
         ...(baseline ? { baseline } : {}),
         experimentRoot: { here: run.root, recorded: data.bundleRoot },
         ...(data.executorGraceMs === undefined ? {} : { executorGraceMs: data.executorGraceMs }),
       });
       if (signal.aborted && metrics.infraReason === "run_aborted") {
-        log(`worker ${name}: trial ${trial.seq} stopped; handed back`);
+        this.log(`worker ${this.name}: trial ${trial.seq} stopped; handed back`);
         return null;
       }
       const files = await packTrialFolder(artifactDir);
-      log(`worker ${name}: trial ${trial.seq} done: ${metrics.outcome}`);
-      return resultOf(metrics, files);
+      this.log(`worker ${this.name}: trial ${trial.seq} done: ${metrics.outcome}`);
+      return this.resultOf(metrics, files);
     } finally {
       await rm(artifactDir, { recursive: true, force: true }).catch(() => {});
     }
   }
 
-  function resultOf(metrics: TrialMetrics, files: Buffer): TrialResult {
+  private resultOf(metrics: TrialMetrics, files: Buffer): TrialResult {
     const { seal: _seal, ...unsealed } = metrics;
     if (files.length > MAX_RESULT_BYTES)
       throw new Error(
         `the trial's folder takes ${files.length} bytes compressed, more than the queue carries (${MAX_RESULT_BYTES})`,
       );
-    return { kind: "trial", worker: name, metrics: unsealed, files: files.toString("base64") };
+    return { kind: "trial", worker: this.name, metrics: unsealed, files: files.toString("base64") };
   }
 
   /** The bundle unpacked here (once per bundle), or why it cannot be. */
-  async function bundleOf(
+  private async bundleOf(
     hash: string,
   ): Promise<Unpacked | { code: "bundle-missing" | "bundle-invalid"; message: string }> {
-    let pending = bundles.get(hash);
+    let pending = this.bundles.get(hash);
     if (pending === undefined) {
-      pending = (async () => {
-        const bytes = await connection.getBuffer(bundleKey(hash));
-        if (bytes === null)
-          throw Object.assign(
-            new Error(
-              `the run's bundle ${hash} is not in Redis at ${options.address.shown} (it expired or was removed); once the run stops, \`compare run --resume --retry-infra 1\` publishes it again and re-runs the trials it failed`,
-            ),
-            { code: "bundle-missing" },
-          );
-        const opened = openBundle(hash, bytes);
-        if (!opened.ok) throw Object.assign(new Error(opened.message), { code: "bundle-invalid" });
-        const dir = join(home, `bundle-${hash.slice(7, 23)}`);
-        return { dir, manifestPath: await unpackBundle(opened.document, dir) };
-      })();
-      bundles.set(hash, pending);
-      // A missing bundle may be published later (a resumed coordinator): ask again next time.
-      pending.catch(() => bundles.delete(hash));
+      pending = this.unpack(hash);
+      this.bundles.set(hash, pending);
+      // A missing bundle may be published later (the coordinator does): ask again next time.
+      pending.catch(() => this.bundles.delete(hash));
     }
     try {
       return await pending;
@@ -314,46 +399,64 @@ export async function runWorker(options: WorkerOptions): Promise<void> {
     }
   }
 
+  private async unpack(hash: string): Promise<Unpacked> {
+    const bytes = await this.connection.getBuffer(bundleKey(hash));
+    if (bytes === null)
+      throw Object.assign(
+        new Error(
+          `the run's bundle ${hash} is not in Redis at ${this.options.address.shown} (it expired or was removed); its coordinator publishes it again, and \`compare run --resume\` does once the run stopped`,
+        ),
+        { code: "bundle-missing" },
+      );
+    const opened = openBundle(hash, bytes);
+    if (!opened.ok) throw Object.assign(new Error(opened.message), { code: "bundle-invalid" });
+    const dir = join(this.home, `bundle-${hash.slice(7, 23)}`);
+    return { dir, manifestPath: await unpackBundle(opened.document, dir) };
+  }
+
   /** The run's experiment loaded from its bundle and prepared, once per run and settings. */
-  function loadRun(data: TrialJobData, unpacked: Unpacked): Promise<LoadedRun> {
+  private loadRun(data: TrialJobData, unpacked: Unpacked): Promise<LoadedRun> {
     const key = JSON.stringify([data.bundle, data.trials, data.calibrate, data.unsafeNoSandbox]);
-    let pending = runs.get(key);
+    let pending = this.runs.get(key);
     if (pending === undefined) {
-      pending = (async () => {
-        const loaded = await loadManifest(unpacked.manifestPath, {
-          trialsOverride: data.trials,
-          loadCatalog: loadHarnessCatalog,
-        });
-        if (!loaded.ok)
-          throw new Error(loaded.problems.map((p) => `${p.path}: ${p.message}`).join("; "));
-        const experiment = data.calibrate
-          ? calibrationExperiment(loaded.experiment)
-          : loaded.experiment;
-        // The coordinator checked the experiment itself; what fails here is this machine.
-        const prepared = await prepareOrThrow(experiment, {
-          ...(data.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
-          checkHost: true,
-          env,
-        }).catch((error: Error) => {
-          throw new WorkerUnfitError(error.message);
-        });
-        const fixtures = new Map<string, TreeSnapshot>();
-        for (const task of experiment.tasks)
-          fixtures.set(task.id, await snapshotTree(task.fixtureDir));
-        const executor = (options.executorFor ?? createExecutor)(experiment.runtime.host as HostId);
-        // Notes of the baselines' area go in the worker's own folder, removed when it stops.
-        const baselines = shareBaselines({
-          enabled: !prepared.containment.record.unsafe,
-          outDir: home,
-          tempParent,
-          user: "run",
-        });
-        return { root: unpacked.dir, experiment, prepared, executor, fixtures, baselines };
-      })();
-      runs.set(key, pending);
-      pending.catch(() => runs.delete(key));
+      pending = this.load(data, unpacked);
+      this.runs.set(key, pending);
+      pending.catch(() => this.runs.delete(key));
     }
     return pending;
+  }
+
+  private async load(data: TrialJobData, unpacked: Unpacked): Promise<LoadedRun> {
+    const loaded = await loadManifest(unpacked.manifestPath, {
+      trialsOverride: data.trials,
+      loadCatalog: loadHarnessCatalog,
+    });
+    if (!loaded.ok)
+      throw new Error(loaded.problems.map((p) => `${p.path}: ${p.message}`).join("; "));
+    const experiment = data.calibrate
+      ? calibrationExperiment(loaded.experiment)
+      : loaded.experiment;
+    // The coordinator checked the experiment itself; what fails here is this machine.
+    const prepared = await prepareOrThrow(experiment, {
+      ...(data.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
+      checkHost: true,
+      env: this.env,
+    }).catch((error: Error) => {
+      throw new WorkerUnfitError(error.message);
+    });
+    const fixtures = new Map<string, TreeSnapshot>();
+    for (const task of experiment.tasks) fixtures.set(task.id, await snapshotTree(task.fixtureDir));
+    const executor = (this.options.executorFor ?? createExecutor)(
+      experiment.runtime.host as HostId,
+    );
+    // Notes of the baselines' area go in the worker's own folder, removed when it stops.
+    const baselines = shareBaselines({
+      enabled: !prepared.containment.record.unsafe,
+      outDir: this.home,
+      tempParent: this.tempParent,
+      user: "run",
+    });
+    return { root: unpacked.dir, experiment, prepared, executor, fixtures, baselines };
   }
 }
 
