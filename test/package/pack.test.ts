@@ -1,9 +1,11 @@
-// Release readiness: the packed tarball has the right files, installs into a clean
+// Release readiness: the tarball packed from an unbuilt copy of the checkout (as a fresh clone
+// is) has the right files and a build of the sources it was packed from, installs into a clean
 // consumer project from the npm cache (no network), and its `harness` bin works there.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { minimalEnv, npmArgv, runCommand } from "../../src/shared/index.js";
@@ -34,10 +36,33 @@ async function run(argv: string[], cwd: string, timeoutMs = 180_000) {
   return result;
 }
 
+/**
+ * The checkout as a fresh clone has it: its tracked and unignored files (as they are in the work
+ * tree, so an edit not yet committed is what is packed), no `dist/`, and the checkout's
+ * installed dependencies (linked: the build needs TypeScript).
+ */
+async function unbuiltClone(into: string): Promise<string> {
+  const listed = await run(
+    ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+    repo,
+  );
+  const clone = join(into, "clone");
+  for (const path of listed.stdout.split("\0").filter((p) => p !== "")) {
+    const source = join(repo, path);
+    if (!existsSync(source)) continue; // deleted in the work tree, not yet in the index
+    await mkdir(dirname(join(clone, path)), { recursive: true });
+    await cp(source, join(clone, path), { verbatimSymlinks: true });
+  }
+  await symlink(join(repo, "node_modules"), join(clone, "node_modules"));
+  return clone;
+}
+
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "hl-pack-"));
-  await run(npmArgv(["run", "build"]), repo);
-  const packed = await run(npmArgv(["pack", "--json", "--pack-destination", work]), repo);
+  const clone = await unbuiltClone(work);
+  expect(existsSync(join(clone, "dist"))).toBe(false);
+  // As a maintainer packs: no flag, so the package's own prepack builds dist/ first.
+  const packed = await run(npmArgv(["pack", "--json", "--pack-destination", work]), clone);
   const [info] = JSON.parse(packed.stdout) as Array<{
     filename: string;
     files: Array<{ path: string }>;
@@ -88,6 +113,14 @@ describe("the packed package", () => {
         prefix,
       ).toBe(true);
     }
+  });
+
+  it("ships a build of every source module it was packed from", async () => {
+    const sources = (await readdir(join(repo, "src"), { recursive: true }))
+      .filter((path) => path.endsWith(".ts") && !path.endsWith(".d.ts"))
+      .map((path) => `dist/${path.replace(/\\/g, "/").replace(/\.ts$/, ".js")}`);
+    expect(sources.length).toBeGreaterThan(50);
+    expect(sources.filter((path) => !files.includes(path))).toEqual([]);
   });
 
   it("ships no tests (other than the example fixtures' own), caches or local state", () => {
