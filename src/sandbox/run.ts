@@ -32,7 +32,7 @@ const FORK_FAILED =
 const SIGXCPU_STATUS = 128 + 24;
 const SIGXFSZ_STATUS = 128 + 25;
 
-/** Lines by which a program says it ran out of memory (the address-space limit shows this way). */
+/** Lines by which a program says it ran out of memory (the memory limit shows this way). */
 const OUT_OF_MEMORY =
   /^.*(?:heap out of memory|allocation failed|Cannot allocate memory|std::bad_alloc|out of memory|ENOMEM).*$/im;
 
@@ -59,7 +59,7 @@ export function limitsHit(
     if (line !== undefined)
       hits.push({
         limit: "memory",
-        detail: `out of memory (${limits.memoryBytes === null ? "no address-space limit" : `limit ${limits.memoryBytes} bytes of address space per process`}): ${line.slice(0, 200)}`,
+        detail: `out of memory (${limits.memoryBytes === null ? "no memory limit" : `limit ${limits.memoryBytes} bytes of writable memory per process`}): ${line.slice(0, 200)}`,
       });
   }
   if (status !== 0 && !result.timedOut && FORK_FAILED.test(result.stderr))
@@ -163,7 +163,7 @@ export function createBwrapSandbox(
       argv: [
         programs.prlimit,
         `--cpu=${own.cpuSeconds}:${own.cpuSeconds + 2}`,
-        ...(own.memoryBytes === null ? [] : [`--as=${own.memoryBytes}`]),
+        ...(own.memoryBytes === null ? [] : [`--data=${own.memoryBytes}`]),
         `--fsize=${own.fileSizeBytes}`,
         "--core=0",
         "--",

@@ -1,14 +1,19 @@
 import type { CommandResult } from "../shared/index.js";
 
 /**
- * Resource limits of one sandboxed command. CPU time, address space and file size are kernel
+ * Resource limits of one sandboxed command. CPU time, writable memory and file size are kernel
  * limits of every process the command starts (each process has its own budget); the private
  * temporary directory is a size-capped tmpfs; output is cut to its last `outputBytes` per stream.
  */
 export interface SandboxLimits {
   /** CPU seconds per process (RLIMIT_CPU); past it the process gets SIGXCPU. */
   cpuSeconds: number;
-  /** Address space per process in bytes (RLIMIT_AS); allocations past it fail. */
+  /**
+   * Writable memory per process in bytes (RLIMIT_DATA: heap, buffers, stacks of threads);
+   * allocations past it fail. Address space reserved but never written does not count: V8
+   * reserves gigabytes for each WebAssembly memory, so an address-space limit (RLIMIT_AS) would
+   * stop tools built on WebAssembly (vitest's bundler, esbuild-wasm) before they use a byte.
+   */
   memoryBytes: number;
   /** Largest file a process may write, in bytes (RLIMIT_FSIZE); past it the write gets SIGXFSZ. */
   fileSizeBytes: number;
@@ -72,8 +77,7 @@ export interface SandboxRunOptions {
   maxOutputBytes?: number;
   /**
    * Overrides limits for this command (an agent host's own process needs more time than a test
-   * run, and some runtimes reserve address space far beyond what they use: `memoryBytes: null`
-   * sets no address-space limit).
+   * run, and some runtimes need more memory: `memoryBytes: null` sets no memory limit).
    */
   limits?: Partial<Omit<SandboxLimits, "memoryBytes">> & { memoryBytes?: number | null };
   /** Single files or sockets bound at another path inside (a model endpoint's socket). */

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBwrapSandbox, detectSandbox } from "../../src/sandbox/index.js";
 import { limitsHit } from "../../src/sandbox/run.js";
 import { DEFAULT_SANDBOX_LIMITS } from "../../src/sandbox/types.js";
 
@@ -78,6 +79,33 @@ console.log(JSON.stringify({ bomb: { exitCode: bomb.exitCode, limits: bomb.limit
     },
     90_000,
   );
+});
+
+describe("the memory limit", () => {
+  it("stops a command that writes more memory than allowed, says so, and lets WebAssembly reserve what it never writes", async () => {
+    const support = await detectSandbox();
+    if (!support.available) throw new Error(support.reason);
+    const sandbox = createBwrapSandbox(support, { limits: { memoryBytes: 256 * 1024 ** 2 } });
+    const dir = await mkdtemp(join(base, "memory-"));
+    const run = (script: string) =>
+      sandbox.run([process.execPath, "-e", script], {
+        cwd: dir,
+        writable: [dir],
+        timeoutMs: 60_000,
+        privateDir: dir,
+      });
+    // 512 MiB of buffers, written: past the limit.
+    const hog = await run(
+      "const kept = []; for (let i = 0; i < 64; i++) kept.push(Buffer.alloc(8 * 1024 * 1024, 1)); console.log('all allocated');",
+    );
+    expect(hog.exitCode).not.toBe(0);
+    expect(hog.stdout).not.toContain("all allocated");
+    expect(hog.limitsHit.map((hit) => hit.limit)).toContain("memory");
+    // V8 reserves gigabytes of address space for a WebAssembly memory and writes a page of it.
+    const wasm = await run("new WebAssembly.Memory({ initial: 1 }); console.log('ok');");
+    expect(wasm).toMatchObject({ exitCode: 0, limitsHit: [] });
+    expect(wasm.stdout.trim()).toBe("ok");
+  });
 });
 
 describe("limitsHit", () => {

@@ -148,7 +148,7 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
       env: {},
       timeoutMs: options.timeoutMs,
       privateDir: options.scratchDir,
-      // Runtimes such as Bun reserve far more address space than they use.
+      // The host's own runtime (Bun for Claude Code) needs more memory than an agent's command.
       limits: { cpuSeconds: hostCpuSeconds(options), memoryBytes: null },
       ...(options.allowNestedSandbox ? { allowNestedSandbox: true } : {}),
     });
