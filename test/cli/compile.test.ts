@@ -169,6 +169,27 @@ describe("harness resolve", () => {
     );
   });
 
+  it("points a requirement no included plugin provides at the plugin that does", async () => {
+    await writeFile(
+      join(dir, "unprovided.harness"),
+      `component a { kind workflow description "A" }
+component b { kind workflow description "B" }
+binding a for scripted { mechanism prompt-preamble strength advisory }
+binding b for scripted { mechanism prompt-preamble strength advisory }
+plugin p { version "1.0.0" provides [ component.a ] }
+plugin q { version "1.2.0" provides [ component.b ] }
+plugin q { version "2.0.1" provides [ component.b ] }
+composition c { target scripted include [ plugin.p@^1 ] require a { minimum advisory } require b { minimum advisory } }
+`,
+    );
+    const run = await runHarness(["resolve", "unprovided.harness", "--composition", "c"], dir);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toBe(
+      "error: Required component 'b' is not provided by any included plugin.\n" +
+        "fix: b: include a plugin that provides it (`plugin.q@^2` in the composition's `include`), or drop the `require b` (docs/language.md#strengths-degradation-and-resolution)\n",
+    );
+  });
+
   it("exits 2 listing the allowed hosts for an unknown --host", async () => {
     const run = await runHarness(
       ["resolve", ...files, "--composition", "lenient", "--host", "claude"],

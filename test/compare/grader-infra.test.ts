@@ -1,7 +1,9 @@
 // Which grader failures are the environment's (an infrastructure error) and which the agent's.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadHarnessCatalog, loadManifest } from "../../src/compare/index.js";
+import { missingGraderPrograms } from "../../src/compare/manifest/index.js";
 import {
   gradeInfrastructureProblem,
   type PreparedGrader,
@@ -54,8 +56,8 @@ describe("gradeInfrastructureProblem", () => {
   });
 });
 
-describe("warnings for grader programs that will not start", () => {
-  it("names a bare program missing from PATH and an absolute one that is not executable, and nothing else", async () => {
+describe("grader programs that will not start", () => {
+  it("are errors of validate naming the program and the grader (a bare name missing from PATH, an absolute path that is not executable, nothing else), and run stops before any trial", async () => {
     const exp = await makeExperiment();
     try {
       await exp.writeManifest(
@@ -78,15 +80,25 @@ describe("warnings for grader programs that will not start", () => {
       );
       const loaded = await loadManifest(exp.manifestPath, { loadCatalog: loadHarnessCatalog });
       expect(loaded.ok).toBe(true);
-      expect(loaded.warnings.map((w) => w.path)).toEqual([
+      if (!loaded.ok) return;
+      const problems = await missingGraderPrograms(loaded.experiment, process.env);
+      expect(problems.map((p) => p.path)).toEqual([
         "tasks[0].graders (missing).argv[0]",
         "tasks[0].graders (absolute).argv[0]",
       ]);
-      expect(loaded.warnings[0]?.message).toBe(
-        "no-such-grader-program is not on PATH: every trial of task fix-value would end in an infrastructure error (grader_failed) after its agent ran",
+      expect(problems[0]?.message).toBe(
+        'no-such-grader-program is not on PATH: grader "missing" of task fix-value cannot start, and every trial would end in an infrastructure error (grader_failed) after its agent ran; install no-such-grader-program or change the grader\'s argv',
       );
-      const cli = await runHarness(["compare", "validate", exp.manifestPath]);
-      expect(cli.stdout).toContain("warning: tasks[0].graders (missing).argv[0]");
+      const validate = await runHarness(["compare", "validate", exp.manifestPath]);
+      expect(validate.exitCode).toBe(1);
+      expect(validate.stderr).toContain(
+        'tasks[0].graders (missing).argv[0]: no-such-grader-program is not on PATH: grader "missing"',
+      );
+      const out = join(exp.base, "never");
+      const run = await runHarness(["compare", "run", exp.manifestPath, "--out", out]);
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toContain("no-such-grader-program is not on PATH");
+      expect(existsSync(out)).toBe(false);
     } finally {
       await exp.cleanup();
     }

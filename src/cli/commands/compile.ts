@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { Command } from "commander";
+import semver from "semver";
 import { HOST_IDS, type HostId, isHostId } from "../../hosts/index.js";
 import { compareStrength, type HarnessIrBundle, type Realization } from "../../ir/index.js";
 import {
@@ -11,8 +12,7 @@ import {
 } from "../../language/index.js";
 import { resolveComposition } from "../../resolver/index.js";
 import { fileReadProblem } from "../../shared/index.js";
-import { type CliIO, EXIT, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 
 interface CompileOptions {
   json?: boolean;
@@ -177,7 +177,9 @@ async function runResolve(
   }
   io.stdout(`${lines.join("\n")}\n`);
   if (!resolved) {
-    const fixes = report.realizations.filter((r) => r.action === "failed").map(fixFor);
+    const fixes = report.realizations
+      .filter((r) => r.action === "failed")
+      .map((r) => fixFor(r, bundle));
     io.stderr(
       `${[...report.errors.map((error) => `error: ${error}`), ...fixes.map((fix) => `fix: ${fix}`)].join("\n")}\n`,
     );
@@ -187,10 +189,26 @@ async function runResolve(
 }
 
 /**
- * What to change for a requirement that failed: the requirement, or the binding. (The reason
- * and error texts themselves match the reference implementation's word for word.)
+ * What to change for a requirement that failed: what the composition includes, the requirement,
+ * or the binding. (The reason and error texts themselves match the reference implementation's
+ * word for word.)
  */
-function fixFor(r: Realization): string {
+function fixFor(r: Realization, bundle: HarnessIrBundle): string {
+  if (r.reason === "component not provided") {
+    // Each providing plugin once, at the major version of its newest release.
+    const providers = new Map<string, string>();
+    for (const plugin of bundle.plugins)
+      if (plugin.provides.includes(r.componentId)) {
+        const seen = providers.get(plugin.id);
+        if (seen === undefined || semver.gt(plugin.version, seen))
+          providers.set(plugin.id, plugin.version);
+      }
+    const include =
+      providers.size > 0
+        ? `include a plugin that provides it (${[...providers].map(([id, version]) => `\`plugin.${id}@^${semver.major(version)}\``).join(" or ")} in the composition's \`include\`)`
+        : `add it to the \`provides\` of a plugin the composition includes (no plugin provides it yet)`;
+    return `${r.componentId}: ${include}, or drop the \`require ${r.componentId}\` (docs/language.md#strengths-degradation-and-resolution)`;
+  }
   const belowMinimum = compareStrength(r.realized, r.requestedMinimum) < 0;
   const wanted = belowMinimum ? r.requestedMinimum : (r.requestedPreferred ?? r.requestedMinimum);
   const requirement = belowMinimum

@@ -17,6 +17,7 @@ export {
 } from "./load.js";
 export { checkOutDir } from "./out-dir.js";
 export { PORTABLE_RELATIVE_PATH_PATTERN, portablePathProblem } from "./paths.js";
+export { missingGraderPrograms, programFound } from "./programs.js";
 export {
   harnessCompareV1Schema,
   V1_VALIDATION_COMMANDS,

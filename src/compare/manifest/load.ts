@@ -25,7 +25,6 @@ import { forgeDocuments, forgePolicyProblems } from "./forge.js";
 import { portablePathProblem } from "./paths.js";
 import { v1PolicyProblems, v2PolicyProblems } from "./policy.js";
 import { problemsFromIssues, valueAt } from "./problems.js";
-import { missingGraderPrograms } from "./programs.js";
 import { type HarnessCompareV1, harnessCompareV1Schema, V1_SCHEMA_VERSION } from "./schema-v1.js";
 import { type HarnessCompareV2, harnessCompareV2Schema, V2_SCHEMA_VERSION } from "./schema-v2.js";
 
@@ -398,6 +397,6 @@ export async function loadManifest(
     manifest: document,
     manifestHash,
     problems: [],
-    warnings: [...experimentWarnings(experiment), ...(await missingGraderPrograms(experiment))],
+    warnings: experimentWarnings(experiment),
   };
 }

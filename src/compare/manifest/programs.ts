@@ -1,5 +1,6 @@
-// Grader programs that will not start here: a warning before any trial, since each trial would
-// otherwise end in the same infrastructure error only after its agent has run (and been paid for).
+// Programs that will not start here: a command grader's program, or a forge CLI arm's. Each
+// would end every trial in the same infrastructure error only after its agent had run (and been
+// paid for), so `compare validate` and `compare run` report them before any trial.
 import { access, constants } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import type { InputProblem } from "../../shared/index.js";
@@ -15,7 +16,7 @@ async function isExecutable(path: string): Promise<boolean> {
 }
 
 /** Whether `program` starts as a grader would start it: a bare name from PATH, or an absolute path. */
-async function programFound(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+export async function programFound(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
   if (isAbsolute(program)) return isExecutable(program);
   const extensions =
     process.platform === "win32" ? ["", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";")] : [""];
@@ -26,27 +27,25 @@ async function programFound(program: string, env: NodeJS.ProcessEnv): Promise<bo
 }
 
 /**
- * One warning per command grader whose program is a bare name not found on PATH or an absolute
+ * One problem per command grader whose program is a bare name not found on PATH or an absolute
  * path that is not an executable file. Relative paths live in the trial and are not checked.
  */
 export async function missingGraderPrograms(
   experiment: Experiment,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<InputProblem[]> {
-  const warnings: InputProblem[] = [];
+  const problems: InputProblem[] = [];
   for (const task of experiment.tasks) {
     for (const grader of task.graders) {
       if (grader.kind !== "command") continue;
       const program = grader.argv[0] ?? "";
       const relative = !isAbsolute(program) && /[\\/]/.test(program);
       if (program === "" || relative || (await programFound(program, env))) continue;
-      warnings.push({
+      problems.push({
         path: `${task.manifestField}.graders (${grader.id}).argv[0]`,
-        message: isAbsolute(program)
-          ? `${program} is not an executable file here: every trial of task ${task.id} would end in an infrastructure error (grader_failed) after its agent ran`
-          : `${program} is not on PATH: every trial of task ${task.id} would end in an infrastructure error (grader_failed) after its agent ran`,
+        message: `${isAbsolute(program) ? `${program} is not an executable file here` : `${program} is not on PATH`}: grader "${grader.id}" of task ${task.id} cannot start, and every trial would end in an infrastructure error (grader_failed) after its agent ran; ${isAbsolute(program) ? "point argv[0] at an executable" : `install ${program}`} or change the grader's argv`,
       });
     }
   }
-  return warnings;
+  return problems;
 }

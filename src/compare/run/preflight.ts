@@ -1,14 +1,12 @@
 // Every check a run makes before its first trial, in one place: `compare run` stops on the
 // first that fails, and `compare validate` reports them all, so "valid" means "will start".
-import { constants } from "node:fs";
-import { access } from "node:fs/promises";
-import { delimiter, join, resolve } from "node:path";
-import { type HostId, hostReadiness, importAgentModule } from "../../exec/index.js";
+import { resolve } from "node:path";
+import { checkAgentModule, type HostId, hostReadiness } from "../../exec/index.js";
 import type { CommandSandbox } from "../../sandbox/index.js";
 import type { InputProblem } from "../../shared/index.js";
 import { ExperimentInputError } from "../errors.js";
 import type { Experiment } from "../experiment.js";
-import { checkOutDir } from "../manifest/index.js";
+import { checkOutDir, missingGraderPrograms, programFound } from "../manifest/index.js";
 import { type PreparedGrader, prepareGraders } from "../trial/graders.js";
 import { type AssembledVariant, assembleExperiment } from "./assemble.js";
 import { type ChosenSandbox, chooseSandbox } from "./containment.js";
@@ -21,8 +19,9 @@ export interface PreflightOptions {
   unsafeNoSandbox?: boolean;
   sandbox?: CommandSandbox;
   /**
-   * Check that the runtime host can start here (SDK installed, credentials, endpoint). The CLI
-   * does; a library caller that passes its own executor decides for itself.
+   * Check that this machine can run the trials: the runtime host can start (SDK installed,
+   * credentials, endpoint) and every grader's program is installed. The CLI does; a library
+   * caller that passes its own executor decides for itself.
    */
   checkHost?: boolean;
   /** Where the host's credentials are read from (default: the process's environment). */
@@ -82,12 +81,12 @@ export async function preflight(
   }
   if (failed("cannot prepare the graders", graderProblems)) return { failures };
 
-  // A scripted agent module is imported now, as every trial would: one that does not load fails
-  // here, before any trial, rather than as a trial's infrastructure error each time.
+  // A scripted agent module is loaded now, in a thread as every trial loads it: one that does not
+  // load fails here, before any trial, rather than as a trial's infrastructure error each time.
   const agentProblems: InputProblem[] = [];
   for (const [index, variant] of experiment.variants.entries()) {
     if (variant.agent?.kind !== "module") continue;
-    const imported = await importAgentModule(variant.agent.modulePath);
+    const imported = await checkAgentModule(variant.agent.modulePath);
     if (!imported.ok)
       agentProblems.push({ path: `variants[${index}].agent`, message: imported.error });
   }
@@ -109,6 +108,15 @@ export async function preflight(
     if (!(error instanceof ExperimentInputError)) throw error;
     if (failed(error.headline, error.problems)) return { failures };
   }
+
+  if (
+    options.checkHost &&
+    failed(
+      "grader programs are not installed here",
+      await missingGraderPrograms(experiment, options.env ?? process.env),
+    )
+  )
+    return { failures };
 
   if (options.checkHost) {
     const problems = await hostReadiness(
@@ -158,18 +166,6 @@ export async function prepareOrThrow(
   return prepared;
 }
 
-async function onPath(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  for (const dir of (env.PATH ?? "").split(delimiter).filter(Boolean))
-    if (
-      await access(join(dir, program), constants.X_OK).then(
-        () => true,
-        () => false,
-      )
-    )
-      return true;
-  return false;
-}
-
 /**
  * What forge tasks need before a trial: live mode's token in its variable, and for a variant
  * that reaches the forge with commands, each named program installed (every trial would
@@ -190,7 +186,7 @@ async function forgeReadiness(
     });
   if ([...variants.values()].some((variant) => variant.forgeAccess === "cli"))
     for (const program of forge.commands)
-      if (!(await onPath(program, env)))
+      if (!(await programFound(program, env)))
         problems.push({
           path: "forge.commands",
           message: `${program} is not on PATH: a variant whose composition sets forge.access = "cli" could not run it; install it or remove it from forge.commands`,
