@@ -41,3 +41,6 @@ export function jsonErrorDocument(exitCode: number, message: string, error?: unk
   const file = error instanceof InvalidInputError ? error.source : undefined;
   return `${JSON.stringify({ ok: false, error: { exitCode, message, ...(file ? { file } : {}), problems } }, null, 2)}\n`;
 }
+
+/** How a command sets the process's exit code (nothing calls process.exit). */
+export type SetExitCode = (code: number) => void;

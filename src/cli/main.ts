@@ -8,11 +8,16 @@ import { registerInitCommand } from "./commands/init.js";
 import { registerReportCommand } from "./commands/report.js";
 import { registerScoreCommand } from "./commands/score.js";
 import { registerWorkerCommand } from "./commands/worker.js";
-import { type CliIO, EXIT, jsonErrorDocument, processIO, UsageError } from "./io.js";
+import {
+  type CliIO,
+  EXIT,
+  jsonErrorDocument,
+  processIO,
+  type SetExitCode,
+  UsageError,
+} from "./io.js";
 
 const packageJson = createRequire(import.meta.url)("../../package.json") as { version: string };
-
-export type SetExitCode = (code: number) => void;
 
 /** Builds the `harness` program. Each command sets the exit code through `setExit`; nothing calls process.exit. */
 function buildProgram(io: CliIO, setExit: SetExitCode): Command {

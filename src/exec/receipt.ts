@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { HOST_IDS } from "../hosts/index.js";
 import { type PolicyDecisionRecord, policyDecisionRecordSchema } from "../policy/index.js";
-import { HOST_IDS } from "./types.js";
 
 /** How a run ended. Only `infra_error` means the environment, not the agent, failed. */
 export const RECEIPT_STATUSES = [
@@ -24,6 +24,8 @@ export const INFRA_REASONS = [
   "rate_limited",
   "quota_exhausted",
   "config_invalid",
+  /** A scripted agent (the experimenter's code) threw, died or returned no report. */
+  "scripted_agent_failed",
 ] as const;
 export type InfraReason = (typeof INFRA_REASONS)[number];
 

@@ -152,6 +152,62 @@ function listQuery(fields: Record<string, string | number | undefined>): string 
   return text === "" ? "" : `?${text}`;
 }
 
+/** One repository of the forge, as the tools reach it. */
+class ForgeRepo {
+  readonly path: string;
+  constructor(
+    readonly api: ForgeApi,
+    readonly owner: string,
+    readonly name: string,
+  ) {
+    this.path = repoPath(owner, name);
+  }
+
+  async labels(): Promise<GiteaLabel[]> {
+    return (await this.api.get<GiteaLabel[]>(`${this.path}/labels?limit=50`)).body ?? [];
+  }
+
+  /** The ids of labels given by name; an undefined name is the caller's error, naming the labels there are. */
+  async labelIds(names: readonly string[]): Promise<number[]> {
+    const defined = await this.labels();
+    const unknown = names.filter((name) => !defined.some((label) => label.name === name));
+    if (unknown.length > 0)
+      throw new ToolInputError(
+        `no label ${unknown.map((n) => JSON.stringify(n)).join(", ")} in ${this.owner}/${this.name}; its labels are ${defined.map((l) => l.name).join(", ") || "none"}`,
+      );
+    return names.map((name) => defined.find((label) => label.name === name)!.id);
+  }
+
+  async issue(n: number): Promise<GiteaIssue> {
+    return (await this.api.get<GiteaIssue>(`${this.path}/issues/${n}`)).body;
+  }
+
+  async listPage(path: string) {
+    const answer = await this.api.get<GiteaIssue[]>(path);
+    return { total: answer.total, items: (answer.body ?? []).map(issueView) };
+  }
+
+  async setAssignees(n: number, change: (current: string[]) => string[]) {
+    const current = issueView(await this.issue(n)).assignees;
+    const answer = await this.api.request<GiteaIssue>("PATCH", `${this.path}/issues/${n}`, {
+      assignees: change(current),
+    });
+    return { number: n, assignees: issueView(answer.body).assignees };
+  }
+}
+
+const readOnly = { readOnlyHint: true, openWorldHint: false };
+const write = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
+
+/** Registers one tool whose answer (or forge error) becomes the tool's result. */
+type ToolRegistrar = <S extends z.ZodObject>(
+  name: ForgeMcpTool,
+  description: string,
+  inputSchema: S,
+  annotations: typeof readOnly | typeof write,
+  run: (args: z.infer<S>) => Promise<unknown>,
+) => void;
+
 /** An MCP server with the forge tools, acting on `target`'s repository only. */
 export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
   const server = new McpServer(
@@ -160,37 +216,25 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
       instructions: `Issue and pull-request tools for the repository ${target.owner}/${target.repo} on a Gitea-compatible forge. Every tool acts on this repository only.`,
     },
   );
-  const { api } = target;
-  const repo = repoPath(target.owner, target.repo);
-  const labels = async () => (await api.get<GiteaLabel[]>(`${repo}/labels?limit=50`)).body ?? [];
-  const labelIds = async (names: readonly string[]) => {
-    const defined = await labels();
-    const unknown = names.filter((name) => !defined.some((label) => label.name === name));
-    if (unknown.length > 0)
-      throw new ToolInputError(
-        `no label ${unknown.map((n) => JSON.stringify(n)).join(", ")} in ${target.owner}/${target.repo}; its labels are ${defined.map((l) => l.name).join(", ") || "none"}`,
-      );
-    return names.map((name) => defined.find((label) => label.name === name)!.id);
+  const repo = new ForgeRepo(target.api, target.owner, target.repo);
+  const tool: ToolRegistrar = (name, description, inputSchema, annotations, run) => {
+    server.registerTool(name, { description, inputSchema, annotations }, ((
+      args: z.infer<typeof inputSchema>,
+    ) => attempt(() => run(args))) as never);
   };
-  const issue = async (n: number) => (await api.get<GiteaIssue>(`${repo}/issues/${n}`)).body;
-  const listPage = async (path: string) => {
-    const answer = await api.get<GiteaIssue[]>(path);
-    return { total: answer.total, items: (answer.body ?? []).map(issueView) };
-  };
-  const readOnly = { readOnlyHint: true, openWorldHint: false };
-  const write = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
-  const tool = <S extends z.ZodObject>(
-    name: ForgeMcpTool,
-    description: string,
-    inputSchema: S,
-    annotations: typeof readOnly | typeof write,
-    run: (args: z.infer<S>) => Promise<unknown>,
-  ) =>
-    server.registerTool(name, { description, inputSchema, annotations }, ((args: z.infer<S>) =>
-      attempt(() => run(args))) as never);
+  // In FORGE_MCP_TOOLS order: the order a host lists them in.
+  registerReadTools(tool, repo);
+  registerPullRequestReadTools(tool, repo);
+  registerIssueTools(tool, repo);
+  registerIssueStateTools(tool, repo);
+  registerPullRequestTools(tool, repo);
+  return server;
+}
 
+/** Tools that read labels and issues, and search. */
+function registerReadTools(tool: ToolRegistrar, repo: ForgeRepo): void {
   tool("list_labels", "The repository's labels.", z.strictObject({}), readOnly, async () =>
-    (await labels()).map((label) => ({
+    (await repo.labels()).map((label) => ({
       name: label.name,
       color: label.color,
       description: label.description ?? "",
@@ -207,8 +251,8 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     }),
     readOnly,
     (args) =>
-      listPage(
-        `${repo}/issues${listQuery({ type: "issues", state: args.state ?? "open", labels: args.labels?.join(","), page: args.page, limit: args.limit })}`,
+      repo.listPage(
+        `${repo.path}/issues${listQuery({ type: "issues", state: args.state ?? "open", labels: args.labels?.join(","), page: args.page, limit: args.limit })}`,
       ),
   );
   tool(
@@ -223,8 +267,8 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     }),
     readOnly,
     (args) =>
-      listPage(
-        `${repo}/issues${listQuery({ q: args.query, state: args.state ?? "all", type: args.type, page: args.page, limit: args.limit })}`,
+      repo.listPage(
+        `${repo.path}/issues${listQuery({ q: args.query, state: args.state ?? "all", type: args.type, page: args.page, limit: args.limit })}`,
       ),
   );
   tool(
@@ -233,11 +277,15 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     z.strictObject({ number }),
     readOnly,
     async ({ number: n }) => {
-      const found = await issue(n);
-      const comments = await api.get<GiteaComment[]>(`${repo}/issues/${n}/comments`);
+      const found = await repo.issue(n);
+      const comments = await repo.api.get<GiteaComment[]>(`${repo.path}/issues/${n}/comments`);
       return { ...issueView(found), comments: (comments.body ?? []).map(commentView) };
     },
   );
+}
+
+/** Tools that read pull requests. */
+function registerPullRequestReadTools(tool: ToolRegistrar, repo: ForgeRepo): void {
   tool(
     "list_pull_requests",
     "Pull requests, newest first, one page at a time.",
@@ -248,8 +296,8 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     }),
     readOnly,
     (args) =>
-      listPage(
-        `${repo}/pulls${listQuery({ state: args.state ?? "open", page: args.page, limit: args.limit })}`,
+      repo.listPage(
+        `${repo.path}/pulls${listQuery({ state: args.state ?? "open", page: args.page, limit: args.limit })}`,
       ),
   );
   tool(
@@ -258,9 +306,9 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     z.strictObject({ number }),
     readOnly,
     async ({ number: n }) => {
-      const pull = await api.get<GiteaIssue>(`${repo}/pulls/${n}`);
-      const comments = await api.get<GiteaComment[]>(`${repo}/issues/${n}/comments`);
-      const reviews = await api.get<GiteaReview[]>(`${repo}/pulls/${n}/reviews`);
+      const pull = await repo.api.get<GiteaIssue>(`${repo.path}/pulls/${n}`);
+      const comments = await repo.api.get<GiteaComment[]>(`${repo.path}/issues/${n}/comments`);
+      const reviews = await repo.api.get<GiteaReview[]>(`${repo.path}/pulls/${n}/reviews`);
       return {
         ...issueView(pull.body),
         comments: (comments.body ?? []).map(commentView),
@@ -268,6 +316,10 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
       };
     },
   );
+}
+
+/** Tools that add to an issue or pull request: comments, labels, assignees. */
+function registerIssueTools(tool: ToolRegistrar, repo: ForgeRepo): void {
   tool(
     "add_comment",
     "Comments on an issue or pull request.",
@@ -275,8 +327,11 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     write,
     async ({ number: n, body: text }) =>
       commentView(
-        (await api.request<GiteaComment>("POST", `${repo}/issues/${n}/comments`, { body: text }))
-          .body,
+        (
+          await repo.api.request<GiteaComment>("POST", `${repo.path}/issues/${n}/comments`, {
+            body: text,
+          })
+        ).body,
       ),
   );
   tool(
@@ -285,10 +340,14 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     z.strictObject({ number, labels: z.array(labelName).min(1).max(20) }),
     write,
     async ({ number: n, labels: names }) => {
-      const ids = await labelIds(names);
-      const answer = await api.request<GiteaLabel[]>("POST", `${repo}/issues/${n}/labels`, {
-        labels: ids,
-      });
+      const ids = await repo.labelIds(names);
+      const answer = await repo.api.request<GiteaLabel[]>(
+        "POST",
+        `${repo.path}/issues/${n}/labels`,
+        {
+          labels: ids,
+        },
+      );
       return { number: n, labels: (answer.body ?? []).map((label) => label.name) };
     },
   );
@@ -298,24 +357,18 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     z.strictObject({ number, label: labelName }),
     write,
     async ({ number: n, label }) => {
-      const [id] = await labelIds([label]);
-      await api.request("DELETE", `${repo}/issues/${n}/labels/${id}`);
-      return { number: n, labels: issueView(await issue(n)).labels };
+      const [id] = await repo.labelIds([label]);
+      await repo.api.request("DELETE", `${repo.path}/issues/${n}/labels/${id}`);
+      return { number: n, labels: issueView(await repo.issue(n)).labels };
     },
   );
-  const setAssignees = async (n: number, change: (current: string[]) => string[]) => {
-    const current = issueView(await issue(n)).assignees;
-    const answer = await api.request<GiteaIssue>("PATCH", `${repo}/issues/${n}`, {
-      assignees: change(current),
-    });
-    return { number: n, assignees: issueView(answer.body).assignees };
-  };
   tool(
     "assign",
     "Assigns users to an issue or pull request (keeps the current assignees).",
     z.strictObject({ number, users: z.array(login).min(1).max(10) }),
     write,
-    ({ number: n, users }) => setAssignees(n, (current) => [...new Set([...current, ...users])]),
+    ({ number: n, users }) =>
+      repo.setAssignees(n, (current) => [...new Set([...current, ...users])]),
   );
   tool(
     "unassign",
@@ -323,8 +376,12 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     z.strictObject({ number, users: z.array(login).min(1).max(10) }),
     write,
     ({ number: n, users }) =>
-      setAssignees(n, (current) => current.filter((u) => !users.includes(u))),
+      repo.setAssignees(n, (current) => current.filter((u) => !users.includes(u))),
   );
+}
+
+/** Tools that change an issue's or pull request's state, text, or open a new issue. */
+function registerIssueStateTools(tool: ToolRegistrar, repo: ForgeRepo): void {
   for (const [name, state] of [
     ["close", "closed"],
     ["reopen", "open"],
@@ -335,7 +392,9 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
       z.strictObject({ number }),
       write,
       async ({ number: n }) =>
-        issueView((await api.request<GiteaIssue>("PATCH", `${repo}/issues/${n}`, { state })).body),
+        issueView(
+          (await repo.api.request<GiteaIssue>("PATCH", `${repo.path}/issues/${n}`, { state })).body,
+        ),
     );
   tool(
     "edit",
@@ -345,7 +404,7 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     async ({ number: n, title, body: text }) => {
       if (title === undefined && text === undefined)
         throw new ToolInputError("give a title, a body, or both");
-      const answer = await api.request<GiteaIssue>("PATCH", `${repo}/issues/${n}`, {
+      const answer = await repo.api.request<GiteaIssue>("PATCH", `${repo.path}/issues/${n}`, {
         ...(title === undefined ? {} : { title }),
         ...(text === undefined ? {} : { body: text }),
       });
@@ -363,8 +422,8 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     }),
     write,
     async (args) => {
-      const ids = args.labels === undefined ? [] : await labelIds(args.labels);
-      const answer = await api.request<GiteaIssue>("POST", `${repo}/issues`, {
+      const ids = args.labels === undefined ? [] : await repo.labelIds(args.labels);
+      const answer = await repo.api.request<GiteaIssue>("POST", `${repo.path}/issues`, {
         title: args.title,
         body: args.body ?? "",
         ...(ids.length > 0 ? { labels: ids } : {}),
@@ -373,6 +432,10 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
       return issueView(answer.body);
     },
   );
+}
+
+/** Tools only a pull request has: reviews and merging. */
+function registerPullRequestTools(tool: ToolRegistrar, repo: ForgeRepo): void {
   tool(
     "create_review",
     "Reviews a pull request: approve, request changes (needs a body) or comment, with optional inline comments.",
@@ -396,9 +459,9 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
       const event = { approve: "APPROVED", request_changes: "REQUEST_CHANGES", comment: "COMMENT" }[
         args.event
       ];
-      const answer = await api.request<GiteaReview>(
+      const answer = await repo.api.request<GiteaReview>(
         "POST",
-        `${repo}/pulls/${args.number}/reviews`,
+        `${repo.path}/pulls/${args.number}/reviews`,
         {
           event,
           body: args.body ?? "",
@@ -421,11 +484,10 @@ export function createForgeMcpServer(target: ForgeMcpTarget): McpServer {
     }),
     write,
     async ({ number: n, method }) => {
-      await api.request("POST", `${repo}/pulls/${n}/merge`, { Do: method ?? "merge" });
-      return issueView((await api.get<GiteaIssue>(`${repo}/pulls/${n}`)).body);
+      await repo.api.request("POST", `${repo.path}/pulls/${n}/merge`, { Do: method ?? "merge" });
+      return issueView((await repo.api.get<GiteaIssue>(`${repo.path}/pulls/${n}`)).body);
     },
   );
-  return server;
 }
 
 export interface ForgeMcpEndpoint {

@@ -23,8 +23,7 @@ import {
 import { createExecutor } from "../../exec/index.js";
 import { renderTerminalSummary } from "../../report/index.js";
 import { InvalidInputError, killRunningCommands, problemCount } from "../../shared/index.js";
-import { type CliIO, EXIT, jsonErrorDocument, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, positiveNumber, proportion, wholeNumber } from "../options.js";
 import { createProgressReporter } from "../progress.js";
 

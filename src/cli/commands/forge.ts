@@ -10,8 +10,7 @@ import {
 } from "../../forge/index.js";
 import { type RepoState, validateRepoState } from "../../scoring/index.js";
 import { InvalidInputError, readJsonFile, writeFileAtomic } from "../../shared/index.js";
-import { type CliIO, EXIT, jsonErrorDocument, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, wholeNumber } from "../options.js";
 
 interface CaptureFlags {

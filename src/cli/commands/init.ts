@@ -5,8 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
 import { isPathInside, shellQuote } from "../../shared/index.js";
 import { INIT_HOSTS, type InitHost, initFiles, nextCommands } from "../init-template.js";
-import { type CliIO, EXIT, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 
 export function registerInitCommand(program: Command, io: CliIO, setExit: SetExitCode): void {
   program

@@ -16,8 +16,7 @@ import {
   validateWith,
   writeFileAtomic,
 } from "../../shared/index.js";
-import { type CliIO, EXIT, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 
 const FORMATS = ["md", "html", "json"] as const;
 

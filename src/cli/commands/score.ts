@@ -17,8 +17,7 @@ import {
   readTextFile,
   type Validated,
 } from "../../shared/index.js";
-import { type CliIO, EXIT, jsonErrorDocument } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode } from "../io.js";
 
 interface ScoreOptions {
   spec: string;

@@ -1,7 +1,6 @@
 import type { Command } from "commander";
 import { parseQueueUrl, runWorker } from "../../compare/index.js";
-import { type CliIO, EXIT, UsageError } from "../io.js";
-import type { SetExitCode } from "../main.js";
+import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt } from "../options.js";
 
 interface WorkerOptions {
