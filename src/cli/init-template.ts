@@ -127,9 +127,16 @@ binding coding-loop for ${host} { mechanism prompt-preamble strength advisory }
 binding run-tests-first for ${host} { mechanism prompt-preamble strength advisory }
 binding fix-code-not-tests for ${host} { mechanism ${gate} }
 
+// Including a plugin enables every component it provides, so what only the careful setup has
+// lives in a plugin of its own that only the careful composition includes.
 plugin basics {
   version "1.0.0"
-  provides [ component.coding-loop, component.run-tests-first, component.fix-code-not-tests ]
+  provides [ component.coding-loop ]
+}
+
+plugin careful-habits {
+  version "1.0.0"
+  provides [ component.run-tests-first, component.fix-code-not-tests ]
 }
 
 composition baseline {
@@ -139,6 +146,7 @@ composition baseline {
 }
 
 composition careful extends baseline {
+  include [ plugin.careful-habits@^1 ]
   require run-tests-first { minimum advisory }
   require fix-code-not-tests { minimum advisory }
 }

@@ -30,12 +30,16 @@ function firstLine(text: string, max = 200): string {
 }
 
 /**
- * A line for a trial whose agent itself failed (it threw, or its host reported an error): such a
- * trial is a failed trial, not an infrastructure error, and would otherwise pass unnoticed.
+ * A line for a trial whose agent itself broke, which would otherwise pass unnoticed in the
+ * counts: a host that reported an error (the setup's failed trial), or a scripted agent that
+ * threw (the experiment's own bug, an infrastructure error the experimenter has to fix).
  */
 function agentFailureLine(trial: NonNullable<RunProgress["last"]>): string | null {
+  const id = `${trial.variant}/${trial.task} #${trial.trial}`;
+  if (trial.infraReason === "scripted_agent_failed")
+    return `  ${id}: the experiment's scripted agent failed (fix it; the trial does not count): ${firstLine(trial.explanation.replace(/^scripted_agent_failed: /, ""))}`;
   if (trial.receiptStatus !== "agent_error") return null;
-  return `  ${trial.variant}/${trial.task} #${trial.trial}: agent error: ${firstLine(trial.explanation.replace(/^the agent failed with an error: /, ""))}`;
+  return `  ${id}: agent error: ${firstLine(trial.explanation.replace(/^the agent failed with an error: /, ""))}`;
 }
 
 /**

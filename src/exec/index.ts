@@ -40,7 +40,7 @@ export {
   redactText,
   secretValuesFromEnv,
 } from "./redact.js";
-export { importAgentModule } from "./scripted/agents.js";
+export { checkAgentModule } from "./scripted/agents.js";
 export type {
   BashOutput,
   GrepMatch,

@@ -108,15 +108,16 @@ describe("harness compare run", () => {
     expect(run.exitCode).toBe(1);
   });
 
-  it("exits 1 on an infrastructure error (a grader program that is not installed)", async () => {
-    const task = (syntheticManifest().tasks as Array<Record<string, unknown>>)[0]!;
+  it("exits 1 on an infrastructure error (a scripted agent that throws: the experiment's bug)", async () => {
+    await exp.writeAgent(
+      "crashes.mjs",
+      'export default async () => { throw new Error("boom"); };\n',
+    );
     const manifest = await exp.writeManifest(
       syntheticManifest({
-        tasks: [
-          {
-            ...task,
-            graders: [{ kind: "command", id: "missing", argv: ["harnesslab-no-such-program"] }],
-          },
+        variants: [
+          { id: "baseline", composition: "plain", agent: "./agents/crashes.mjs" },
+          { id: "fixer", composition: "careful", agent: "./agents/crashes.mjs" },
         ],
       }),
       "infra.json",
@@ -126,7 +127,9 @@ describe("harness compare run", () => {
     expect(run.exitCode).toBe(1);
     const verdict = verdictDocumentSchema.parse(JSON.parse(run.stdout));
     expect(verdict.status).toBe("infrastructure_error");
-    expect(new Set(verdict.trials.map((t) => t.infraReason))).toEqual(new Set(["grader_failed"]));
+    expect(new Set(verdict.trials.map((t) => t.infraReason))).toEqual(
+      new Set(["scripted_agent_failed"]),
+    );
   });
 
   it("exits 2 before any trial for an agent module without a default export", async () => {

@@ -6,6 +6,9 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { initFiles } from "../../src/cli/init-template.js";
+import { compileHarness } from "../../src/language/index.js";
+import { resolveComposition } from "../../src/resolver/index.js";
 import { runCommand } from "../../src/shared/index.js";
 import { runHarness, runHarnessProcess } from "../support/cli.js";
 import {
@@ -84,6 +87,26 @@ describe("harness init", () => {
     expect(validate.exitCode).toBe(1);
     expect(validate.stderr).toContain("1 problem");
     expect(validate.stderr).toContain("set ANTHROPIC_API_KEY");
+  });
+
+  it("writes two setups that really differ, for every host it offers: the careful one has components the baseline lacks", async () => {
+    for (const host of ["scripted", "claude-code", "codex", "qoder"] as const) {
+      const text = initFiles(host, "harness")["setup.harness"]!;
+      const { bundle } = compileHarness([{ uri: "setup.harness", text }]);
+      const realized = (composition: string) => {
+        const { revision } = resolveComposition(bundle!, composition, { host });
+        return revision!.realization
+          .filter((r) => r.realized !== "unsupported")
+          .map((r) => r.componentId)
+          .sort();
+      };
+      expect(realized("baseline"), host).toEqual(["coding-loop"]);
+      expect(realized("careful"), host).toEqual([
+        "coding-loop",
+        "fix-code-not-tests",
+        "run-tests-first",
+      ]);
+    }
   });
 
   it("refuses a directory that is not empty, and an unknown host", async () => {
@@ -210,7 +233,7 @@ describe("hints for a first command that goes wrong", () => {
 });
 
 describe("the console says what went wrong", () => {
-  it("shows an agent that threw, with the first line of its error", async () => {
+  it("shows a scripted agent that threw as the experiment's error, with the first line of its error; a variant that only crashed never gives accept", async () => {
     await exp.writeAgent(
       "throws.mjs",
       'export default async () => { throw new TypeError("tools.reed is not a function\\n    at agent"); };\n',
@@ -226,8 +249,10 @@ describe("the console says what went wrong", () => {
     );
     const run = await runHarness(["compare", "run", manifest, "--out", join(exp.base, "throws")]);
     expect(run.stderr).toMatch(
-      /broken\/fix-value #\d: agent error: the agent threw: tools\.reed is not a function\n/,
+      /broken\/fix-value #\d: the experiment's scripted agent failed \(fix it; the trial does not count\): the scripted agent threw: tools\.reed is not a function\n/,
     );
+    expect(run.exitCode).toBe(1);
+    expect(run.stdout).toMatch(/^verdict: infrastructure_error/m);
     // Where in the agent's own files: its stack's frame in the module.
     await exp.writeAgent(
       "throws-deep.mjs",
@@ -252,26 +277,29 @@ describe("the console says what went wrong", () => {
       "--out",
       join(exp.base, "throws-deep"),
     ]);
-    expect(deepRun.stderr).toMatch(/the agent threw: lost the plot \(at throws-deep\.mjs:2:9\)/);
+    expect(deepRun.stderr).toMatch(
+      /the scripted agent threw: lost the plot \(at throws-deep\.mjs:2:9\)/,
+    );
   });
 
   it("prints the top causes of infrastructure errors under the verdict", async () => {
-    const task = (syntheticManifest().tasks as Array<Record<string, unknown>>)[0]!;
+    await exp.writeAgent(
+      "crashes.mjs",
+      'export default async () => { throw new Error("boom"); };\n',
+    );
     const manifest = await exp.writeManifest(
       syntheticManifest({
-        tasks: [
-          {
-            ...task,
-            graders: [{ kind: "command", id: "missing", argv: ["harnesslab-no-such-program"] }],
-          },
+        variants: [
+          { id: "baseline", composition: "plain", agent: "./agents/crashes.mjs" },
+          { id: "fixer", composition: "careful", agent: "./agents/crashes.mjs" },
         ],
       }),
-      "broken-grader.json",
+      "crashing-agents.json",
     );
     const run = await runHarness(["compare", "run", manifest, "--out", join(exp.base, "infra")]);
     expect(run.exitCode).toBe(1);
     expect(run.stdout).toMatch(
-      /infrastructure errors: 4 × grader_failed \(grader missing: could not start harnesslab-no-such-program/,
+      /infrastructure errors: 4 × scripted_agent_failed \(the scripted agent threw: boom \(at crashes\.mjs:1:36\)\)/,
     );
   });
 });

@@ -5,7 +5,7 @@
 // gates the test opens, so what a run has finished when it is killed never depends on timing.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, realpath, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,8 +37,9 @@ const LOCK = ".harnesslab-run.lock";
 // the fixer first runs a long command through its Bash tool and tells the test its pid (as this
 // machine sees it: inside its sandbox it has another) and its working directory. With
 // HL_TEST_HOLD_GRADING set, the fixer also writes hold-grading, which holds the check in its
-// grading copy until the test removes it. A short pause lets a kill at a random moment land
-// inside a trial. The agent runs in the harness's process, so it may look at /proc.
+// grading copy until the test removes it. With HL_TEST_SPIN set, every agent spins in a busy loop
+// while that file exists. A short pause lets a kill at a random moment land inside a trial. The
+// agent runs in a thread of the harness's process, so it may look at /proc.
 const AGENT_PRELUDE = `import { appendFileSync, existsSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -58,6 +59,9 @@ function hostPid(cwd, script) {
 async function prelude({ tools, cwd, trial, signal }) {
   if (process.env.HL_TEST_AGENT_LOG)
     appendFileSync(process.env.HL_TEST_AGENT_LOG, \`started \${trial.variant}/\${trial.index}\\n\`);
+  // A busy loop for as long as the file is there: nothing but ending its thread stops it.
+  const spin = process.env.HL_TEST_SPIN;
+  while (spin && existsSync(spin)) {}
   const sleeper = process.env.HL_TEST_SLEEPER;
   if (sleeper && trial.variant === "fixer" && trial.index === 1) {
     const script = process.env.HL_TEST_STUBBORN ? "stubborn.mjs" : "sleeper.mjs";
@@ -555,6 +559,23 @@ describe.concurrent("an interrupted compare run", () => {
       expect(await harnessTemps(where)).toEqual([]);
       expect(existsSync(join(where.out, LOCK))).toBe(false);
 
+      await resumeAndCheck(where);
+    });
+
+    it("Ctrl-C ends agents spinning in busy loops (exit 130, nothing left behind); --resume finishes the run", async () => {
+      const where = await scenario("sigint-spinning");
+      const spin = join(where.gate, "spin");
+      await writeFile(spin, "");
+      const cli = startCli(where, [], { HL_TEST_SPIN: spin });
+      // Concurrency 2: both trials that started spin, and the harness's own thread stays free.
+      await waitFor("two agents to spin", () => agentsStarted(cli).length === 2, cli);
+      cli.child.kill("SIGINT");
+      const exit = await cli.exited;
+      expect(exit.code, exit.stderr).toBe(130);
+      expect(exit.stderr).toContain("interrupted");
+      expect(await harnessTemps(where)).toEqual([]);
+      expect(existsSync(join(where.out, LOCK))).toBe(false);
+      await rm(spin);
       await resumeAndCheck(where);
     });
 

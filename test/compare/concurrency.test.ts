@@ -338,7 +338,8 @@ describe("a concurrent run", () => {
       "flaky/fix-value/1": "failed",
       "flaky/fix-value/2": "passed",
       "flaky/name-it/1": "failed",
-      "flaky/name-it/2": "failed (agent_error)",
+      // It throws after writing: the experiment's scripted agent is broken, not the setup.
+      "flaky/name-it/2": "infrastructure_error (scripted_agent_failed)",
     });
     expect(await readdir(exp.trialsDir)).toEqual([]);
   });

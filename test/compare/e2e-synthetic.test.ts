@@ -239,9 +239,10 @@ describe("several tasks", () => {
     expect(fixer.filter((t) => t.task === "fix-value").every((t) => t.outcome === "passed")).toBe(
       true,
     );
-    // On the second task the write to src/value.txt is denied: nothing changes, scope passes.
+    // On the second task the write to src/value.txt is denied: nothing changes, and its only
+    // grader (scope) passes an unchanged tree.
     for (const t of fixer.filter((x) => x.task === "other-file"))
-      expect(t).toMatchObject({ outcome: "failed", permissionDenials: 1, changedFiles: [] });
+      expect(t).toMatchObject({ outcome: "passed", permissionDenials: 1, changedFiles: [] });
     const comparison = verdict.statistics!.comparisons[0]!;
     expect(comparison.tasks).toEqual(["fix-value", "other-file"]);
     expect(comparison.interval?.method).toBe("score-with-exact-test");
@@ -253,6 +254,6 @@ describe("several tasks", () => {
   it("lists the per-task results in verdict.md", async () => {
     const md = await readFile(join(exp.outDir, "verdict.md"), "utf8");
     expect(md).toContain("## Per task");
-    expect(md).toMatch(/\| other-file \| fixer \| 0 \/ 2 \|/);
+    expect(md).toMatch(/\| other-file \| fixer \| 2 \/ 2 \|/);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type ExecutorRunInput,
@@ -8,6 +9,9 @@ import {
   runtimeReceiptSchema,
   ScriptedExecutor,
 } from "../../src/exec/index.js";
+import { startAgentThread } from "../../src/exec/scripted/agent-thread.js";
+import type { ScriptedTools } from "../../src/exec/scripted/contract.js";
+import { createScriptedTools } from "../../src/exec/scripted/tools.js";
 import { createToolPolicy, type ToolPolicy } from "../../src/policy/index.js";
 import {
   capturePatch,
@@ -134,14 +138,15 @@ describe("scripted host: built-in agents", () => {
     expect(policy.decisions()).toEqual([]);
   });
 
-  it("oracle with a patch that does not apply is the agent's error; a missing patch is a config error", async () => {
+  it("oracle with a patch that does not apply, or a missing patch, is the experiment's error", async () => {
     const patchFile = join(base, "bad.diff");
     await writeFile(
       patchFile,
       "diff --git a/nope.js b/nope.js\n--- a/nope.js\n+++ b/nope.js\n@@ -1 +1 @@\n-x\n+y\n",
     );
     expect(await run(`oracle:${patchFile}`)).toMatchObject({
-      status: "agent_error",
+      status: "infra_error",
+      infraReason: "scripted_agent_failed",
       error: expect.stringContaining("does not apply"),
     });
     expect(await run(`oracle:${join(base, "missing.diff")}`)).toMatchObject({
@@ -284,23 +289,34 @@ describe("scripted host: module agents", () => {
     ]);
   });
 
-  it("classifies a throwing agent as agent_error, keeping what it did before", async () => {
+  it("makes a throwing agent the experiment's error (an infrastructure error naming its file and line), keeping what it did before", async () => {
     const agent = await agentModule(`
       export default async ({ tools }) => { await tools.read("README.md"); throw new Error("gave up"); };
     `);
     const receipt = await run(agent);
     expect(receipt).toMatchObject({
-      status: "agent_error",
-      error: "the agent threw: gave up",
+      status: "infra_error",
+      infraReason: "scripted_agent_failed",
+      error: expect.stringMatching(
+        /^the scripted agent threw: gave up \(at agent-\d+\.mjs:2:\d+\)$/,
+      ),
       toolCalls: 1,
     });
+    expect(receipt.trace.filter((e) => e.type === "tool_call")).toHaveLength(1);
   });
 
-  it("classifies a non-string result as agent_error", async () => {
-    const agent = await agentModule("export default async () => 42;");
-    expect(await run(agent)).toMatchObject({
-      status: "agent_error",
-      error: expect.stringContaining("returned number"),
+  it("makes a non-string result, or an agent whose thread exits, the experiment's error", async () => {
+    const number = await agentModule("export default async () => 42;");
+    expect(await run(number)).toMatchObject({
+      status: "infra_error",
+      infraReason: "scripted_agent_failed",
+      error: "the scripted agent returned number; expected a string (its final report)",
+    });
+    const exits = await agentModule("export default async () => { process.exit(0); };");
+    expect(await run(exits)).toMatchObject({
+      status: "infra_error",
+      infraReason: "scripted_agent_failed",
+      error: "the agent's thread exited with code 0",
     });
   });
 
@@ -344,33 +360,99 @@ describe("scripted host: module agents", () => {
   it("times out a hanging agent, kills its command, and refuses its later tool calls", async () => {
     const agent = await agentModule(`
       export default async ({ tools, signal }) => {
-        globalThis.__hlLate = new Promise((resolve) => {
-          signal.addEventListener("abort", async () => resolve(await tools.write("README.md", "late")));
-        });
-        globalThis.__hlCommand = tools.bash("node hang.js");
+        signal.addEventListener("abort", () => { tools.write("README.md", "late").catch(() => {}); });
+        tools.bash("node hang.js");
         await new Promise(() => {});
       };
     `);
     const receipt = await run(agent, { timeoutMs: 500 });
     expect(receipt).toMatchObject({ status: "timeout", error: expect.stringContaining("500 ms") });
-    const g = globalThis as unknown as {
-      __hlLate: Promise<unknown>;
-      __hlCommand: Promise<unknown>;
-    };
-    expect(await g.__hlLate).toEqual({
-      ok: false,
-      denied: false,
-      error: "the trial has ended; tool calls are no longer carried out",
-    });
-    expect(await g.__hlCommand).toMatchObject({ ok: true, exitCode: null });
+    const calls = receipt.trace.filter((e) => e.type === "tool_call");
+    // The command was killed with the trial (no exit code), and the late write never happened.
+    expect(calls).toMatchObject([{ tool: "Bash", result: { ok: true, exitCode: null } }]);
     expect(await readFile(join(workspace.root, "README.md"), "utf8")).toBe("# Demo\n");
   });
 
-  it("stops on an external abort", async () => {
+  // Each would keep a harness that ran agents in its own thread from ever reaching its timer.
+  for (const [name, body] of [
+    [
+      "retries a refused command in a loop",
+      'let r; do { r = await tools.bash("npm test"); } while (r.exitCode !== 0); return "done";',
+    ],
+    ["spins in a busy loop", "while (true) {}"],
+    ["awaits a promise that never settles", "await new Promise(() => {});"],
+    ["spins in a loop of resolved promises", "for (;;) await Promise.resolve();"],
+  ] as const)
+    it(`ends an agent that ${name} at its timeout, and records the timeout`, async () => {
+      const agent = await agentModule(`export default async ({ tools }) => { ${body} };`);
+      const receipt = await run(agent, { timeoutMs: 300 });
+      expect(receipt).toMatchObject({
+        status: "timeout",
+        error: "the agent did not finish within 300 ms",
+      });
+      expect(receipt.trace.at(-1)).toEqual({ type: "timeout", afterMs: 300 });
+    });
+
+  it("rejects every tool call made after the trial ended, in the agent's thread and in the harness", async () => {
+    const agent = await agentModule(`
+      export default async ({ tools, signal }) => {
+        if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve));
+        const outcomes = [];
+        for (const call of [() => tools.read("README.md"), () => tools.bash("git status --short")])
+          outcomes.push(await call().then((r) => ({ resolved: r }), (e) => ({ rejected: e.message })));
+        return JSON.stringify(outcomes);
+      };
+    `);
+    // The thread told that the trial ended, but not (yet) terminated: its calls reject.
+    const answered: string[] = [];
+    const tools = new Proxy({} as ScriptedTools, {
+      get: (_target, method: string) => async () => {
+        answered.push(method);
+        return { ok: true };
+      },
+    });
+    const thread = startAgentThread(
+      pathToFileURL(agent).href,
+      {
+        prompt: "",
+        preamble: "",
+        cwd: workspace.root,
+        trial: { index: 1, variant: "v", task: "t" },
+      },
+      tools,
+    );
+    thread.abort();
+    const ending = await thread.ending;
+    await thread.terminate();
+    const ended = { rejected: "the trial has ended; tool calls are no longer carried out" };
+    expect(ending).toEqual({ kind: "returned", value: JSON.stringify([ended, ended]) });
+    expect(answered).toEqual([]);
+    // The harness's side refuses them too, should one arrive after the end.
     const controller = new AbortController();
-    const agent = await agentModule("export default async () => { await new Promise(() => {}); };");
-    setTimeout(() => controller.abort(), 50);
-    expect(await run(agent, { signal: controller.signal })).toMatchObject({ status: "aborted" });
+    const toolbox = createScriptedTools({
+      policy,
+      cwd: workspace.root,
+      scratchDir: workspace.scratchDir,
+      sandbox: testSandboxInstance,
+      signal: controller.signal,
+      commandTimeoutMs: 10_000,
+      trace: [],
+    });
+    controller.abort();
+    await expect(toolbox.tools.read("README.md")).rejects.toThrow(ended.rejected);
+    await expect(toolbox.tools.bash("git status --short")).rejects.toThrow(ended.rejected);
+    expect(toolbox.calls()).toBe(0);
+  });
+
+  it("stops on an external abort, even an agent in a busy loop", async () => {
+    for (const body of ["await new Promise(() => {});", "while (true) {}"]) {
+      const controller = new AbortController();
+      const agent = await agentModule(`export default async () => { ${body} };`);
+      setTimeout(() => controller.abort(), 50);
+      expect(await run(agent, { signal: controller.signal })).toMatchObject({
+        status: "aborted",
+      });
+    }
   });
 });
 

@@ -40,9 +40,16 @@ binding loop for scripted { mechanism prompt-preamble strength advisory }
 binding careful for scripted { mechanism prompt-preamble strength advisory }
 binding loop for claude-code { mechanism prompt-preamble strength advisory }
 binding careful for claude-code { mechanism prompt-preamble strength advisory }
+// Including a plugin enables all it provides: each component has a plugin of its own, so the
+// compositions give the agent different components (plain: loop; careful: loop and careful;
+// extra: careful), as harnesslab requires of the variants it compares.
 plugin core {
   version "1.0.0"
-  provides [ component.loop, component.careful ]
+  provides [ component.loop ]
+}
+plugin checks {
+  version "1.0.0"
+  provides [ component.careful ]
 }
 composition plain {
   target scripted
@@ -51,13 +58,13 @@ composition plain {
 }
 composition careful {
   target scripted
-  include [ plugin.core@^1 ]
+  include [ plugin.core@^1, plugin.checks@^1 ]
   require loop { minimum advisory }
   require careful { minimum advisory }
 }
 composition extra {
   target scripted
-  include [ plugin.core@^1 ]
+  include [ plugin.checks@^1 ]
   require careful { minimum advisory }
 }
 composition plain-claude {
@@ -67,13 +74,13 @@ composition plain-claude {
 }
 composition careful-claude {
   target claude-code
-  include [ plugin.core@^1 ]
+  include [ plugin.core@^1, plugin.checks@^1 ]
   require loop { minimum advisory }
   require careful { minimum advisory }
 }
 composition extra-claude {
   target claude-code
-  include [ plugin.core@^1 ]
+  include [ plugin.checks@^1 ]
   require careful { minimum advisory }
 }
 `;
@@ -101,7 +108,7 @@ export function fixtureAgent(name: string): Promise<string> {
 /** A scripted agent that makes the check pass. */
 const FIXER_AGENT = `export default async function fixer({ tools }) {
   const write = await tools.write("src/value.txt", "fixed\\n");
-  if (!write.ok) throw new Error("write refused: " + (write.reason ?? write.error));
+  if (!write.ok) return "could not fix it, the write was refused: " + (write.reason ?? write.error);
   return "fixed src/value.txt";
 }
 `;

@@ -18,6 +18,7 @@ import {
   FORGE_ACCESS_SETTING,
   FORGE_ACCESS_VALUES,
   type ForgeAccess,
+  type VariantSpec,
 } from "../experiment.js";
 
 interface CompiledHarnessFiles {
@@ -133,6 +134,59 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       forgeAccess,
     });
   }
+  // A calibration compares the baseline with itself on purpose.
+  if (experiment.calibration === undefined) problems.push(...sameSetups(experiment, variants));
   if (problems.length > 0) return { ok: false, problems };
   return { ok: true, bundle: compiled.bundle, harnessHash: compiled.harnessHash, variants };
+}
+
+/**
+ * What a variant's agent is really given: the components with their content, how each is
+ * realized, the permissions, the settings and the preamble, with the same runtime and agent.
+ * Two compositions with other names (and so other revision ids) can still give exactly this.
+ */
+function setupKey(variant: VariantSpec, assembled: AssembledVariant): string {
+  const { revision } = assembled;
+  return canonicalJson({
+    components: revision.resolved.components,
+    realization: revision.realization.map((r) => ({
+      componentId: r.componentId,
+      realized: r.realized,
+      mechanism: r.materializedMechanism ?? null,
+    })),
+    permissions: revision.permissions,
+    settings: revision.settings,
+    // Its first line names the revision, which differs with the composition's name alone.
+    guidance: assembled.preamble.split("\n").slice(1).join("\n"),
+    runtimeProfile: variant.runtimeProfile ?? null,
+    agent: variant.agent ?? null,
+  });
+}
+
+/** A problem for each variant that would run exactly the setup of an earlier one. */
+function sameSetups(
+  experiment: Experiment,
+  assembled: ReadonlyMap<string, AssembledVariant>,
+): InputProblem[] {
+  const problems: InputProblem[] = [];
+  const seen = new Map<string, VariantSpec>();
+  for (const variant of experiment.variants) {
+    const mine = assembled.get(variant.id);
+    if (mine === undefined) continue;
+    const key = setupKey(variant, mine);
+    const earlier = seen.get(key);
+    if (earlier === undefined) {
+      seen.set(key, variant);
+      continue;
+    }
+    const theirs = assembled.get(earlier.id)!;
+    const components = mine.revision.realization
+      .filter((r) => r.realized !== "unsupported")
+      .map((r) => r.componentId);
+    problems.push({
+      path: variant.compositionField,
+      message: `${earlier.isBaseline ? "baseline" : `variant "${earlier.id}"`} and ${variant.isBaseline ? "baseline" : `variant "${variant.id}"`} are the same setup: compositions "${earlier.composition}" (${theirs.revision.revisionId}) and "${variant.composition}" (${mine.revision.revisionId}) give the ${experiment.runtime.host} host the same components (${components.join(", ") || "none"}), realized the same way, with the same permissions, settings, runtime and agent, so the comparison could only measure noise. Make them differ: e.g. move the components only one setup should have into a plugin that only its composition includes (including a plugin enables everything it provides)`,
+    });
+  }
+  return problems;
 }

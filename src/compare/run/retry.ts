@@ -27,6 +27,8 @@ const NOT_RETRIED: ReadonlySet<TrialInfraReason> = new Set([
   "binary_missing",
   "runtime_missing",
   "config_invalid",
+  // The experimenter's scripted agent is broken: it breaks the same way on every attempt.
+  "scripted_agent_failed",
   "quota_exhausted",
   "protocol_mismatch",
   // A grader that broke (its program missing, its contract unusable) breaks again on every

@@ -5,15 +5,60 @@ import { pathToFileURL } from "node:url";
 import { escapeRegExp, minimalEnv, runCommand } from "../../shared/index.js";
 import { applyPatch } from "../../workspace/index.js";
 import type { TraceEvent } from "../receipt.js";
-import type { ScriptedAgent } from "./contract.js";
+import { startAgentThread, type ThreadEnding } from "./agent-thread.js";
+import type { ScriptedAgent, ScriptedAgentContext } from "./contract.js";
+
+/** How an agent's run ended, as far as the agent itself goes (the deadline is the executor's). */
+export type AgentEnding =
+  | { kind: "returned"; value: string | undefined }
+  /** It returned something other than a string: its `typeof` (or "null"). */
+  | { kind: "returned-other"; type: string }
+  /** It threw: `text` is the message with where in the agent's files it arose, when known. */
+  | { kind: "threw"; text: string }
+  /** A module that did not load or exports no function: the experiment is at fault. */
+  | { kind: "load-failed"; error: string }
+  /** The module's thread ended under it (`process.exit`, out of memory). */
+  | { kind: "died"; error: string };
+
+/** An agent started on a trial. */
+interface RunningAgent {
+  ending: Promise<AgentEnding>;
+  /** Tool calls reject from now on, and whatever the agent still runs is ended. */
+  stop(): Promise<void>;
+}
 
 export type LoadedAgent =
-  | { ok: true; agent: ScriptedAgent; version: string }
+  | { ok: true; start: (context: ScriptedAgentContext) => RunningAgent; version: string }
   /**
    * `config_invalid`: the variant names an agent that does not exist, does not load or exports
    * no function; the experiment is at fault, not the trial.
    */
   | { ok: false; status: "infra_error"; error: string };
+
+/** A built-in agent (harness code, which always returns) runs in the harness's own thread. */
+function inProcess(agent: ScriptedAgent): LoadedAgent & { ok: true } {
+  return {
+    ok: true,
+    version: "",
+    start: (context) => ({
+      ending: Promise.resolve()
+        .then(() => agent(context))
+        .then(
+          (value): AgentEnding =>
+            value === undefined || typeof value === "string"
+              ? { kind: "returned", value }
+              : { kind: "returned-other", type: value === null ? "null" : typeof value },
+          (error: unknown): AgentEnding => ({ kind: "threw", text: errorMessage(error) }),
+        ),
+      stop: async () => {},
+    }),
+  };
+}
+
+function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return typeof error === "string" ? error : String(error);
+}
 
 const nop: ScriptedAgent = () => "nothing to do";
 
@@ -51,9 +96,10 @@ async function readIfFile(path: string): Promise<Buffer | null> {
 }
 
 /**
- * Resolves a variant's `agent` setting. Module agents run in the harness process: they are
- * offline test code written by the experiment's author, not the agent under test, and they reach
- * the trial only through the tools they are given (see docs/policy.md).
+ * Resolves a variant's `agent` setting. Module agents run in a worker thread of the harness
+ * process: they are offline test code written by the experiment's author, not the agent under
+ * test, and they reach the trial only through the tools they are given (see docs/policy.md).
+ * The module is loaded when it starts, in its thread (`checkAgentModule` checks it before a run).
  */
 export async function loadScriptedAgent(
   spec: string | undefined,
@@ -67,7 +113,7 @@ export async function loadScriptedAgent(
       error: "the scripted host needs an `agent` (nop, oracle:<patch>, or a module path)",
     };
   }
-  if (spec === "nop") return { ok: true, agent: nop, version: "builtin:nop" };
+  if (spec === "nop") return { ...inProcess(nop), version: "builtin:nop" };
   if (spec.startsWith("oracle:")) {
     const patchPath = spec.slice("oracle:".length);
     if (!isAbsolute(patchPath)) {
@@ -80,7 +126,7 @@ export async function loadScriptedAgent(
     const patch = await readIfFile(patchPath);
     if (patch === null)
       return { ok: false, status: "infra_error", error: `oracle patch not found: ${patchPath}` };
-    return { ok: true, agent: oracle(patchPath, patch, scratchDir, trace), version: sha256(patch) };
+    return { ...inProcess(oracle(patchPath, patch, scratchDir, trace)), version: sha256(patch) };
   }
   if (!isAbsolute(spec)) {
     return {
@@ -92,36 +138,94 @@ export async function loadScriptedAgent(
   const source = await readIfFile(spec);
   if (source === null)
     return { ok: false, status: "infra_error", error: `agent module not found: ${spec}` };
-  const imported = await importAgentModule(spec);
-  if (!imported.ok) return { ok: false, status: "infra_error", error: imported.error };
-  return { ok: true, agent: imported.agent, version: sha256(source) };
+  return { ok: true, start: (context) => moduleInThread(spec, context), version: sha256(source) };
 }
 
-/**
- * Imports an agent module and takes its default export. A module that does not load (a syntax
- * error, a throw at its top level, an import that fails) or exports no function is the
- * experiment's configuration at fault, not a trial's failure: counted as the agent's, a broken
- * module would make one variant fail every trial and another look better than it is.
- */
-export async function importAgentModule(
-  modulePath: string,
-): Promise<{ ok: true; agent: ScriptedAgent } | { ok: false; error: string }> {
-  let loaded: Record<string, unknown>;
-  try {
-    loaded = (await import(pathToFileURL(modulePath).href)) as Record<string, unknown>;
-  } catch (error) {
-    const where =
-      locationIn(error, dirname(modulePath)) ??
-      (error instanceof SyntaxError ? await syntaxErrorLine(modulePath) : null) ??
-      basename(modulePath);
-    return { ok: false, error: `agent module ${where} failed to load: ${errorLine(error)}` };
+/** A module's agent, started in a thread of its own (see agent-thread.ts). */
+function moduleInThread(modulePath: string, context: ScriptedAgentContext): RunningAgent {
+  const { tools, signal: _signal, ...rest } = context;
+  const thread = startAgentThread(pathToFileURL(modulePath).href, rest, tools);
+  return {
+    ending: thread.ending.then((ending) => agentEnding(modulePath, ending)),
+    stop: async () => {
+      thread.abort();
+      await thread.terminate();
+    },
+  };
+}
+
+async function agentEnding(modulePath: string, ending: ThreadEnding): Promise<AgentEnding> {
+  switch (ending.kind) {
+    case "returned":
+    case "returned-other":
+      return ending;
+    case "threw": {
+      const where = locationIn(ending.error.stack, dirname(modulePath));
+      return {
+        kind: "threw",
+        text: `${ending.error.message}${where === null ? "" : ` (at ${where})`}`,
+      };
+    }
+    case "load-failed":
+      return { kind: "load-failed", error: await loadFailure(modulePath, ending) };
+    case "thread-died":
+      return { kind: "died", error: ending.message };
   }
-  if (typeof loaded.default !== "function")
-    return {
-      ok: false,
-      error: `agent module ${basename(modulePath)} has no default-exported function (write \`export default async function agent(ctx) { … }\`)`,
-    };
-  return { ok: true, agent: loaded.default as ScriptedAgent };
+}
+
+/** How long the pre-run check waits for a module to load before it calls the module stuck. */
+const CHECK_LOAD_MS = 30_000;
+
+/**
+ * Loads an agent module in a thread, as every trial will, and says why it cannot be used: a
+ * module that does not load (a syntax error, a throw at its top level, an import that fails),
+ * never finishes loading, or exports no function is the experiment's configuration at fault, not
+ * a trial's failure. Counted as the agent's, a broken module would make one variant fail every
+ * trial and another look better than it is.
+ */
+export async function checkAgentModule(
+  modulePath: string,
+  timeoutMs = CHECK_LOAD_MS,
+): Promise<{ ok: true } | { ok: false; error: string }> {
+  const thread = startAgentThread(pathToFileURL(modulePath).href, null, null);
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise<"stuck">((resolve) => {
+    timer = setTimeout(() => resolve("stuck"), timeoutMs);
+  });
+  try {
+    const ending = await Promise.race([thread.ending, stuck]);
+    if (ending === "stuck")
+      return {
+        ok: false,
+        error: `agent module ${basename(modulePath)} did not finish loading within ${timeoutMs / 1000} s (its top-level code never returns)`,
+      };
+    if (ending.kind === "load-failed")
+      return { ok: false, error: await loadFailure(modulePath, ending) };
+    if (ending.kind === "thread-died")
+      return {
+        ok: false,
+        error: `agent module ${basename(modulePath)} failed to load: ${ending.message}`,
+      };
+    return { ok: true };
+  } finally {
+    clearTimeout(timer);
+    await thread.terminate();
+  }
+}
+
+async function loadFailure(
+  modulePath: string,
+  failure: Extract<ThreadEnding, { kind: "load-failed" }>,
+): Promise<string> {
+  if (failure.noDefault)
+    return `agent module ${basename(modulePath)} has no default-exported function (write \`export default async function agent(ctx) { … }\`)`;
+  const { error } = failure;
+  const where =
+    locationIn(error.stack, dirname(modulePath)) ??
+    (error.syntax ? await syntaxErrorLine(modulePath) : null) ??
+    basename(modulePath);
+  const line = `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
+  return `agent module ${where} failed to load: ${line}`;
 }
 
 /**
@@ -138,18 +242,12 @@ async function syntaxErrorLine(modulePath: string): Promise<string | null> {
   return line === undefined ? null : `${basename(modulePath)}:${line}`;
 }
 
-function errorLine(error: unknown): string {
-  if (error instanceof Error)
-    return `${error.name === "Error" ? "" : `${error.name}: `}${error.message}`;
-  return String(error);
-}
-
 /**
  * Where in the agent's own files an error arose (`shared.mjs:12:7`), from its stack: the first
  * frame in a file under the agent module's directory.
  */
-export function locationIn(error: unknown, moduleDir: string): string | null {
-  const stack = error instanceof Error ? (error.stack ?? "") : "";
+function locationIn(stack: string | undefined, moduleDir: string): string | null {
+  if (stack === undefined) return null;
   const dirUrl = pathToFileURL(moduleDir).href;
   for (const match of stack.matchAll(/(file:\/\/[^\s():]+):(\d+)(?::(\d+))?/g)) {
     const [, url, line, column] = match;

@@ -8,7 +8,10 @@ export interface ToolDenied {
   rule: PolicyRule;
 }
 
-/** An allowed call that did not work (file missing, text not found, command could not start, trial over). */
+/**
+ * An allowed call that did not work (file missing, text not found, command could not start, the
+ * trial ended while it ran). A call made after the trial ended does not resolve: it rejects.
+ */
 export interface ToolFailed {
   ok: false;
   denied: false;
@@ -84,7 +87,10 @@ export interface ScriptedAgentContext {
   /** The trial root. */
   cwd: string;
   tools: ScriptedTools;
-  /** Aborted when the run times out or is cancelled; tools stop working at that point. */
+  /**
+   * Aborted when the run times out or is cancelled. From then on every tool call rejects, and an
+   * agent that does not return soon after is ended (it runs in a thread the harness terminates).
+   */
   signal: AbortSignal;
   trial: { index: number; variant: string; task: string };
   /** Forge tasks: the trial's repository on its forge. */

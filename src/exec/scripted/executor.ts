@@ -1,4 +1,3 @@
-import { dirname, isAbsolute } from "node:path";
 import {
   type InfraReason,
   type ReceiptStatus,
@@ -8,7 +7,7 @@ import {
 } from "../receipt.js";
 import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
 import type { Executor, ExecutorForgeAccess, ExecutorRunInput } from "../types.js";
-import { loadScriptedAgent, locationIn } from "./agents.js";
+import { type AgentEnding, loadScriptedAgent } from "./agents.js";
 import type { ScriptedAgentContext, ScriptedForge } from "./contract.js";
 import { commandEnvNames, createScriptedTools } from "./tools.js";
 
@@ -40,16 +39,7 @@ function scriptedForge(forge: ExecutorForgeAccess): ScriptedForge {
   };
 }
 
-type Ending =
-  | { kind: "returned"; value: unknown }
-  | { kind: "threw"; error: unknown }
-  | { kind: "timeout" }
-  | { kind: "aborted" };
-
-function message(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  return typeof error === "string" ? error : String(error);
-}
+type Ending = AgentEnding | { kind: "timeout" } | { kind: "aborted" };
 
 /**
  * The `scripted` host: runs a scripted agent (built-in or an ES module) against the trial with
@@ -162,6 +152,7 @@ export class ScriptedExecutor implements Executor {
     const agentStarted = this.now();
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
+    const running = loaded.start(context);
     const ending = await new Promise<Ending>((resolve) => {
       // setTimeout fires at once for delays past 2^31-1 ms; clamp rather than end the run early.
       timer = setTimeout(
@@ -171,20 +162,15 @@ export class ScriptedExecutor implements Executor {
       onAbort = () => resolve({ kind: "aborted" });
       if (input.signal?.aborted) onAbort();
       else input.signal?.addEventListener("abort", onAbort, { once: true });
-      // The agent runs in this process; past the deadline the harness stops waiting for it,
-      // aborts its signal and refuses its further tool calls.
-      Promise.resolve()
-        .then(() => loaded.agent(context))
-        .then(
-          (value) => resolve({ kind: "returned", value }),
-          (error: unknown) => resolve({ kind: "threw", error }),
-        );
+      running.ending.then(resolve);
     });
     const agentMs = Math.max(0, Math.round(this.now() - agentStarted));
     clearTimeout(timer);
     if (onAbort) input.signal?.removeEventListener("abort", onAbort);
+    // Past the deadline every tool call is refused and the agent's thread is ended, whatever it
+    // is doing; nothing the harness started on its behalf may still touch the trial afterwards.
     controller.abort();
-    // Nothing the harness started on the agent's behalf may still touch the trial afterwards.
+    await running.stop();
     await toolbox.settled();
     await toolbox.close();
 
@@ -200,27 +186,43 @@ export class ScriptedExecutor implements Executor {
       case "aborted":
         trace.push({ type: "aborted" });
         return receipt("aborted", { error: "the run was aborted", agentVersion, agentMs });
-      case "threw": {
-        const where =
-          input.agent !== undefined && isAbsolute(input.agent)
-            ? locationIn(ending.error, dirname(input.agent))
-            : null;
-        const text = `${message(ending.error)}${where === null ? "" : ` (at ${where})`}`;
-        trace.push({ type: "agent_error", error: text });
-        return receipt("agent_error", {
-          error: `the agent threw: ${text}`,
+      // A scripted agent is the experimenter's code: when it breaks, the experiment is at
+      // fault, not the setup it stands in for, and the trial is no agent failure.
+      case "threw":
+        trace.push({ type: "agent_error", error: ending.text });
+        return receipt("infra_error", {
+          error: `the scripted agent threw: ${ending.text}`,
+          infraReason: "scripted_agent_failed",
+          agentVersion,
+          agentMs,
+        });
+      case "died":
+        trace.push({ type: "agent_error", error: ending.error });
+        return receipt("infra_error", {
+          error: ending.error,
+          infraReason: "scripted_agent_failed",
+          agentVersion,
+          agentMs,
+        });
+      case "load-failed":
+        trace.push({ type: "agent_load_failed", error: ending.error });
+        return receipt("infra_error", {
+          error: ending.error,
+          infraReason: "config_invalid",
+          agentVersion,
+        });
+      case "returned-other": {
+        const error = `the scripted agent returned ${ending.type}; expected a string (its final report)`;
+        trace.push({ type: "agent_error", error });
+        return receipt("infra_error", {
+          error,
+          infraReason: "scripted_agent_failed",
           agentVersion,
           agentMs,
         });
       }
       case "returned": {
-        const value = ending.value;
-        if (value !== undefined && typeof value !== "string") {
-          const error = `the agent returned ${value === null ? "null" : typeof value}; expected a string (its final report)`;
-          trace.push({ type: "agent_error", error });
-          return receipt("agent_error", { error, agentVersion, agentMs });
-        }
-        const finalText = value ?? "";
+        const finalText = ending.value ?? "";
         trace.push({ type: "final", text: finalText });
         return receipt("completed", { finalText, agentVersion, agentMs });
       }

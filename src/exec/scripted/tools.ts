@@ -6,6 +6,7 @@ import type { PolicyDecision, PolicyDecisionRecord, ToolPolicy } from "../../pol
 import {
   type CommandSandbox,
   commandEnvironment,
+  type GrantedEndpoint,
   withGrantedEndpoints,
 } from "../../sandbox/index.js";
 import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.js";
@@ -30,6 +31,7 @@ const MAX_GLOB_FILES = 5000;
 const MAX_COMMAND_OUTPUT = 64 * 1024;
 const MAX_TRACE_STRING = 2000;
 const IGNORED_DIRECTORIES = ["**/.git/**", "**/.GIT/**"];
+const TRIAL_ENDED = "the trial has ended; tool calls are no longer carried out";
 
 export interface ScriptedToolsOptions {
   policy: ToolPolicy;
@@ -102,31 +104,15 @@ function errorText(error: unknown): string {
   return code ?? (error instanceof Error ? error.message : String(error));
 }
 
-/**
- * Builds the scripted host's tools around the trial's policy. An allowed call operates on the
- * physical path the policy checked (never on the raw input), so what was judged is what is touched.
- */
-export function createScriptedTools(options: ScriptedToolsOptions): ScriptedToolbox {
-  const { policy, signal, trace } = options;
-  const forge = options.forge;
-  const env = commandEnvironment(forge?.env ?? {});
-  // A cli agent's commands reach the forge's endpoint (in the sandbox, through the forwarder).
-  const grants = forge?.access === "cli" && forge.endpoint.grant ? [forge.endpoint.grant] : [];
-  const mcp = forge?.mcp === undefined ? undefined : lazyMcpClient(forge.mcp);
-  const searchLimit = {
-    signal,
-    ...(options.searchTimeLimitMs === undefined ? {} : { timeLimitMs: options.searchTimeLimitMs }),
-  };
-  const inFlight = new Set<Promise<unknown>>();
-  const denials: PolicyDecisionRecord[] = [];
-  let calls = 0;
+/** Carries out one allowed call on the physical path the policy checked. */
+type Handler = (
+  decision: PolicyDecision,
+  input: Record<string, unknown>,
+) => Promise<ToolResult<object>>;
 
-  type Handler = (
-    decision: PolicyDecision,
-    input: Record<string, unknown>,
-  ) => Promise<ToolResult<object>>;
-
-  const handlers: Record<string, Handler> = {
+/** Read, Write, Edit and MultiEdit, bounded in size, on regular files only. */
+function fileHandlers(): Record<string, Handler> {
+  return {
     Read: async (decision) => {
       const read = await readRegularFile(decision.target!.absolutePath, MAX_READ_BYTES);
       return read.ok ? { ok: true, content: read.value.toString("utf8") } : failed(read.error);
@@ -183,6 +169,15 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       const written = await writeRegularFile(path, text, MAX_WRITE_BYTES);
       return written.ok ? { ok: true, replacements: edits.length } : failed(written.error);
     },
+  };
+}
+
+/** Glob and Grep, off the harness's thread under a time limit (see search.ts). */
+function searchHandlers(searchLimit: {
+  signal: AbortSignal;
+  timeLimitMs?: number;
+}): Record<string, Handler> {
+  return {
     Glob: async (decision, input) => {
       const base = decision.target!;
       const found = await runSearch(
@@ -224,39 +219,95 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       }));
       return { ok: true, matches };
     },
-    Bash: async (decision) => {
-      const argv = decision.argv!;
-      const forwarded = withGrantedEndpoints(
-        argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv,
-        grants,
-      );
-      const result = await options.sandbox.run(forwarded.argv, {
-        cwd: options.cwd,
-        writable: [options.cwd],
-        ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
-        // The harness's baseline stays the harness's: commands may read the repository, not change it.
-        protect: [join(options.cwd, ".git")],
-        env,
-        timeoutMs: options.commandTimeoutMs,
-        signal,
-        maxOutputBytes: MAX_COMMAND_OUTPUT,
-        privateDir: options.scratchDir,
-      });
-      if (result.spawnError !== undefined)
-        return failed(`could not start ${argv[0]}: ${result.spawnError}`);
-      const output: BashOutput = {
-        exitCode: result.exitCode,
-        stdout: result.stdout,
-        stderr: result.stderr,
-        timedOut: result.timedOut,
-        ...(result.limitsHit.length > 0 ? { limitsHit: result.limitsHit } : {}),
-      };
-      return { ok: true, ...output };
-    },
   };
+}
+
+/** Bash: a command of the trial's vocabulary, in the sandbox, with the trial writable and its `.git` not. */
+function bashHandler(
+  options: ScriptedToolsOptions,
+  env: Record<string, string>,
+  grants: GrantedEndpoint[],
+): Handler {
+  return async (decision) => {
+    const argv = decision.argv!;
+    const forwarded = withGrantedEndpoints(
+      argv[0] === "npm" ? npmArgv(argv.slice(1)) : argv,
+      grants,
+    );
+    const result = await options.sandbox.run(forwarded.argv, {
+      cwd: options.cwd,
+      writable: [options.cwd],
+      ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
+      // The harness's baseline stays the harness's: commands may read the repository, not change it.
+      protect: [join(options.cwd, ".git")],
+      env,
+      timeoutMs: options.commandTimeoutMs,
+      signal: options.signal,
+      maxOutputBytes: MAX_COMMAND_OUTPUT,
+      privateDir: options.scratchDir,
+    });
+    if (result.spawnError !== undefined)
+      return failed(`could not start ${argv[0]}: ${result.spawnError}`);
+    const output: BashOutput = {
+      exitCode: result.exitCode,
+      stdout: result.stdout,
+      stderr: result.stderr,
+      timedOut: result.timedOut,
+      ...(result.limitsHit.length > 0 ? { limitsHit: result.limitsHit } : {}),
+    };
+    return { ok: true, ...output };
+  };
+}
+
+/**
+ * Builds the scripted host's tools around the trial's policy. An allowed call operates on the
+ * physical path the policy checked (never on the raw input), so what was judged is what is touched.
+ */
+export function createScriptedTools(options: ScriptedToolsOptions): ScriptedToolbox {
+  const { policy, signal, trace } = options;
+  const forge = options.forge;
+  const env = commandEnvironment(forge?.env ?? {});
+  // A cli agent's commands reach the forge's endpoint (in the sandbox, through the forwarder).
+  const grants = forge?.access === "cli" && forge.endpoint.grant ? [forge.endpoint.grant] : [];
+  const mcp = forge?.mcp === undefined ? undefined : lazyMcpClient(forge.mcp);
+  const handlers: Record<string, Handler> = {
+    ...fileHandlers(),
+    ...searchHandlers({
+      signal,
+      ...(options.searchTimeLimitMs === undefined
+        ? {}
+        : { timeLimitMs: options.searchTimeLimitMs }),
+    }),
+    Bash: bashHandler(options, env, grants),
+  };
+  const inFlight = new Set<Promise<unknown>>();
+  const denials: PolicyDecisionRecord[] = [];
+  let calls = 0;
+
+  /** An allowed call: an MCP tool of the trial's server, or a handler of a built-in tool. */
+  async function carryOut(
+    decision: PolicyDecision,
+    toolName: string,
+    input: unknown,
+  ): Promise<ToolResult<object>> {
+    // The policy allows no unknown tool but the MCP tools the harness serves.
+    if (decision.tool === null)
+      return mcp === undefined
+        ? failed("no MCP server is attached to this trial")
+        : await mcp.call(toolName, input).catch((error: unknown) => failed(errorText(error)));
+    const handler = handlers[decision.tool]!;
+    const fields =
+      typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
+    try {
+      return await handler(decision, fields);
+    } catch (error) {
+      return failed(errorText(error));
+    }
+  }
 
   async function perform(toolName: string, input: unknown): Promise<ToolResult<object>> {
-    if (signal.aborted) return failed("the trial has ended; tool calls are no longer carried out");
+    // A rejection, not a result: an agent that retries a refused call in a loop then ends.
+    if (signal.aborted) throw new Error(TRIAL_ENDED);
     calls++;
     const decision = await policy.decide(toolName, input);
     const event: TraceEvent = {
@@ -273,24 +324,8 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       const record = policy.decisions().find((r) => r.seq === decision.seq);
       if (record) denials.push(record);
       result = denied(decision);
-    } else if (signal.aborted) {
-      result = failed("the trial has ended; tool calls are no longer carried out");
-    } else if (decision.tool === null) {
-      // The policy allows no unknown tool but the MCP tools the harness serves.
-      result =
-        mcp === undefined
-          ? failed("no MCP server is attached to this trial")
-          : await mcp.call(toolName, input).catch((error: unknown) => failed(errorText(error)));
-    } else {
-      const handler = handlers[decision.tool!]!;
-      const fields =
-        typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
-      try {
-        result = await handler(decision, fields);
-      } catch (error) {
-        result = failed(errorText(error));
-      }
-    }
+    } else if (signal.aborted) result = failed(TRIAL_ENDED);
+    else result = await carryOut(decision, toolName, input);
     event.result = clipStrings(redact(summarizeResult(result)));
     return result;
   }
@@ -303,7 +338,25 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
 
   const call = (toolName: string, input: unknown) => track(perform(toolName, input));
 
-  const tools: ScriptedTools = {
+  return {
+    tools: scriptedToolsOver(call),
+    calls: () => calls,
+    denials: () => [...denials],
+    settled: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    close: async () => {
+      await mcp?.close();
+    },
+    envVarNames: commandEnvNames(),
+  };
+}
+
+/** The agent-facing tools: each method a call of the Claude Code–named tool with its input shape. */
+function scriptedToolsOver(
+  call: (toolName: string, input: unknown) => Promise<ToolResult<object>>,
+): ScriptedTools {
+  return {
     read: (path) => call("Read", { file_path: path }) as Promise<ToolResult<{ content: string }>>,
     write: (path, content) =>
       call("Write", { file_path: path, content }) as Promise<ToolResult<{ bytes: number }>>,
@@ -322,19 +375,6 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
     bash: (command) => call("Bash", { command }) as Promise<ToolResult<BashOutput>>,
     call: (toolName, input) =>
       call(toolName, input) as Promise<ToolResult<Record<string, unknown>>>,
-  };
-
-  return {
-    tools,
-    calls: () => calls,
-    denials: () => [...denials],
-    settled: async () => {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-    close: async () => {
-      await mcp?.close();
-    },
-    envVarNames: commandEnvNames(),
   };
 }
 
