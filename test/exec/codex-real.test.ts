@@ -72,7 +72,12 @@ binding stay-in-scope for codex { mechanism prompt-preamble strength advisory }
 
 plugin greet-kit {
   version "1.0.0"
-  provides [ component.greet-loop, component.stay-in-scope ]
+  provides [ component.greet-loop ]
+}
+
+plugin scope-kit {
+  version "1.0.0"
+  provides [ component.stay-in-scope ]
 }
 
 composition plain {
@@ -83,7 +88,7 @@ composition plain {
 
 composition scoped {
   target codex
-  include [ plugin.greet-kit@^1 ]
+  include [ plugin.greet-kit@^1, plugin.scope-kit@^1 ]
   require greet-loop { minimum advisory }
   require stay-in-scope { minimum advisory }
 }

@@ -35,7 +35,8 @@ composition claude-mcp-again {
   target claude-code
   include [ plugin.forge-core@^1 ]
   require forge-work { minimum advisory }
-  configure { forge.access = "mcp" }
+  // A setting of its own: harnesslab refuses to compare two identical setups.
+  configure { forge.access = "mcp" run.label = "again" }
 }
 composition claude-cli {
   target claude-code
@@ -47,7 +48,8 @@ composition claude-cli-again {
   target claude-code
   include [ plugin.forge-core@^1 ]
   require forge-work { minimum advisory }
-  configure { forge.access = "cli" }
+  // A setting of its own: harnesslab refuses to compare two identical setups.
+  configure { forge.access = "cli" run.label = "again" }
 }
 `;
 
