@@ -9,6 +9,7 @@ import { chmod, mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
 import { join } from "node:path";
+import { requestTargetProblem } from "../shared/index.js";
 
 /** Where the endpoint's socket appears inside the sandbox. */
 export const SANDBOX_ENDPOINT_SOCKET = "/run/harnesslab/endpoint.sock";
@@ -66,6 +67,13 @@ export interface EndpointProxyOptions {
   /** Request bodies larger than this are refused with 413 (default: no limit). */
   maxBodyBytes?: number;
   /**
+   * The client's request headers that are forwarded (lower-case names); every other header is
+   * dropped. Default: `MODEL_API_HEADERS`.
+   */
+  forwardHeader?: (name: string) => boolean;
+  /** Query parameters removed before forwarding, whatever their case (`sudo`, `token`). */
+  dropQueryParams?: readonly string[];
+  /**
    * `socket` (default): a fresh Unix socket to bind into a sandbox. `loopback`: 127.0.0.1 on a
    * free port, for a process that runs without a sandbox (--unsafe-no-sandbox).
    */
@@ -97,7 +105,7 @@ export interface EndpointProxy {
   close(): Promise<void>;
 }
 
-/** Hop-by-hop headers, never forwarded (RFC 9110 §7.6.1), and the client's host. */
+/** Hop-by-hop headers, never forwarded either way (RFC 9110 §7.6.1), and the client's host. */
 const HOP_BY_HOP = new Set([
   "connection",
   "keep-alive",
@@ -110,6 +118,57 @@ const HOP_BY_HOP = new Set([
   "host",
 ]);
 
+/** Headers any API client sends about its request and what it accepts. */
+const CONTENT_HEADERS = new Set([
+  "accept",
+  "accept-encoding",
+  "accept-language",
+  "content-type",
+  "content-length",
+  "content-encoding",
+  "user-agent",
+  "idempotency-key",
+  "traceparent",
+  "tracestate",
+]);
+
+/**
+ * The headers the model APIs' clients send (Anthropic's and OpenAI's SDKs, Claude Code, Codex):
+ * their API's own headers and the SDKs' telemetry. Nothing that routes a request (`Host`,
+ * `X-Original-URL`, `X-Rewrite-URL`, `X-Forwarded-*`, `Forwarded`) or that a gateway in front of
+ * the API might trust passes.
+ */
+function modelApiHeader(name: string): boolean {
+  return (
+    CONTENT_HEADERS.has(name) ||
+    /^(anthropic-[a-z0-9-]+|x-stainless-[a-z0-9-]+|openai-[a-z0-9-]+|x-client-[a-z0-9-]+|x-app|x-request-id|originator|version|session_id|conversation_id|chatgpt-account-id)$/.test(
+      name,
+    )
+  );
+}
+
+/** The headers a Gitea or GitHub API client sends about its request (the gateway adds the token). */
+export function forgeApiHeader(name: string): boolean {
+  return CONTENT_HEADERS.has(name) || name === "x-github-api-version";
+}
+
+/** The query without the named parameters (compared without case). */
+function withoutParams(query: string, dropped: ReadonlySet<string>): string {
+  if (query === "" || dropped.size === 0) return query;
+  const kept = query
+    .split("&")
+    .filter((pair) => !dropped.has(decodeQueryName(pair.split("=", 1)[0] ?? "").toLowerCase()));
+  return kept.join("&");
+}
+
+function decodeQueryName(name: string): string {
+  try {
+    return decodeURIComponent(name.replace(/\+/g, " "));
+  } catch {
+    return name;
+  }
+}
+
 /** Starts the outer half: an HTTP server on a fresh Unix socket forwarding to `upstream`. */
 export async function startEndpointProxy(options: EndpointProxyOptions): Promise<EndpointProxy> {
   const upstream = new URL(options.upstream);
@@ -121,6 +180,8 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     ...replaced,
     ...(options.dropHeaders ?? []).map((name) => name.toLowerCase()),
   ]);
+  const forwardHeader = options.forwardHeader ?? modelApiHeader;
+  const droppedParams = new Set((options.dropQueryParams ?? []).map((name) => name.toLowerCase()));
   const dir =
     options.listen === "loopback" ? null : await mkdtemp(join(options.parentDir, "endpoint-"));
   if (dir !== null) await chmod(dir, 0o700);
@@ -129,13 +190,17 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
   const log: ProxiedRequest[] = [];
   const server = http.createServer((request, response) => {
     const method = request.method ?? "GET";
-    const path = (request.url ?? "/").split("?", 1)[0] ?? "/";
+    const target = request.url ?? "/";
+    const question = target.indexOf("?");
+    const path = question === -1 ? target : target.slice(0, question);
     const refuse = (status: number, reason: string) => {
-      log.push({ method, path, status, refused: reason });
+      log.push({ method, path: path.slice(0, 500), status, refused: reason });
       response.writeHead(status, { "content-type": "application/json", connection: "close" });
       response.end(JSON.stringify({ message: reason }));
       request.resume();
     };
+    const malformed = requestTargetProblem(target);
+    if (malformed !== null) return refuse(400, malformed);
     const refusal = options.allow?.(method, path) ?? null;
     if (refusal !== null) return refuse(403, refusal);
     const max = options.maxBodyBytes;
@@ -146,16 +211,19 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
     log.push(entry);
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(request.headers))
-      if (!HOP_BY_HOP.has(name) && !dropped.has(name) && value !== undefined) headers[name] = value;
+      if (!HOP_BY_HOP.has(name) && !dropped.has(name) && forwardHeader(name) && value !== undefined)
+        headers[name] = value;
     Object.assign(headers, options.headers);
+    const query = question === -1 ? "" : withoutParams(target.slice(question + 1), droppedParams);
     const forwarded = client.request(
       {
         protocol: upstream.protocol,
         hostname: upstream.hostname,
         port: upstream.port === "" ? undefined : Number(upstream.port),
         method: request.method,
-        // The client was given the upstream's path as its own: the request path is the API's.
-        path: request.url ?? "/",
+        // The client was given the upstream's path as its own: the request path is the API's,
+        // forwarded exactly as it was checked.
+        path: query === "" ? path : `${path}?${query}`,
         headers,
       },
       (answer) => {

@@ -10,6 +10,7 @@ export {
 } from "./command-relay.js";
 export {
   type EndpointProxy,
+  forgeApiHeader,
   type GrantedEndpoint,
   SANDBOX_ENDPOINT_PORT,
   SANDBOX_ENDPOINT_SOCKET,

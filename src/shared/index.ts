@@ -21,6 +21,7 @@ export {
   readRegularFile,
   writeRegularFile,
 } from "./regular-file.js";
+export { requestTargetProblem } from "./request-target.js";
 export { escapeRegExp, replaceLongestFirst, shellQuote } from "./text.js";
 export {
   formatJsonPath,

@@ -1,15 +1,15 @@
 // The forge gateway: the endpoint proxy with the forge's path rule, in front of a real local
 // forge, driven over HTTP as an agent's curl would drive it (here on loopback: the sandboxed
 // path is covered by the trial tests).
+
+import { readFile } from "node:fs/promises";
 import http from "node:http";
+import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ForgeApi,
-  forgeGatewayRule,
-  type RunningForge,
-  startForge,
-} from "../../src/forge/index.js";
-import { type EndpointProxy, startEndpointProxy } from "../../src/sandbox/index.js";
+import { startForgeGateway } from "../../src/compare/trial/forge-trial.js";
+import { FORGE_GATEWAY_ROUTES } from "../../src/forge/gateway.js";
+import { ForgeApi, type RunningForge, startForge } from "../../src/forge/index.js";
+import type { EndpointProxy } from "../../src/sandbox/index.js";
 import { sampleSeed } from "./support.js";
 
 let forge: RunningForge;
@@ -19,14 +19,13 @@ beforeAll(async () => {
   forge = await startForge({ seed: sampleSeed(), repo: "acme/widgets" });
   const api = new ForgeApi({ apiUrl: forge.apiUrl, token: forge.token });
   await api.request("POST", "/user/repos", { name: "secret" });
-  gateway = await startEndpointProxy({
-    upstream: forge.url,
-    headers: { authorization: `token ${forge.token}` },
-    dropHeaders: ["authorization"],
-    parentDir: "/tmp",
+  gateway = await startForgeGateway({
+    url: forge.url,
+    token: forge.token,
+    owner: "acme",
+    repo: "widgets",
+    parentDir: tmpdir(),
     listen: "loopback",
-    allow: forgeGatewayRule("acme", "widgets"),
-    maxBodyBytes: 64 * 1024,
   });
 });
 
@@ -78,10 +77,6 @@ describe("attacks on the forge gateway", () => {
   it.each([
     ["GET", "/api/v1/repos/agent/secret"],
     ["GET", "/api/v1/repos/agent/secret/issues"],
-    ["GET", "/api/v1/repos/acme/widgets/../../agent/secret/issues"],
-    ["GET", "/api/v1/repos/acme/widgets/%2e%2e/%2e%2e/agent/secret/issues"],
-    ["GET", "/api/v1/repos/acme%2fwidgets/issues"],
-    ["GET", "/api/v1/repos/acme/widgets//issues"],
     ["GET", "/api/v1/repos/issues/search"],
     ["GET", "/api/v1/repos/search"],
     ["POST", "/api/v1/user/repos"],
@@ -99,8 +94,110 @@ describe("attacks on the forge gateway", () => {
     expect(gateway.requests()).toBe(before);
   });
 
+  it.each([
+    ["GET", "/api/v1/repos/acme/widgets/../../agent/secret/issues"],
+    ["GET", "/api/v1/repos/acme/widgets/%2e%2e/%2e%2e/agent/secret/issues"],
+    ["GET", "/api/v1/repos/acme%2fwidgets/issues"],
+    ["GET", "/api/v1/repos/acme/widgets//issues"],
+    ["GET", "/api/v1/repos/acme/widgets/issues;/../../agent/secret"],
+    ["GET", "http://127.0.0.1/api/v1/repos/agent/secret"],
+  ])("refuses the malformed target %s %s with 400 and forwards nothing", async (method, path) => {
+    const before = gateway.requests();
+    expect((await raw(method, path)).status).toBe(400);
+    expect(gateway.requests()).toBe(before);
+  });
+
+  // Inside the repository's own path, what outlives a trial or reaches beyond issue and pull
+  // request work: webhooks, deploy keys, collaborators, forks, templates, Actions, workflows.
+  it.each([
+    ["POST", "/api/v1/repos/acme/widgets/hooks"],
+    ["GET", "/api/v1/repos/acme/widgets/hooks"],
+    ["POST", "/api/v1/repos/acme/widgets/hooks/1/tests"],
+    ["PUT", "/api/v1/repos/acme/widgets/collaborators/mallory"],
+    ["DELETE", "/api/v1/repos/acme/widgets/collaborators/agent"],
+    ["POST", "/api/v1/repos/acme/widgets/keys"],
+    ["POST", "/api/v1/repos/acme/widgets/forks"],
+    ["POST", "/api/v1/repos/acme/widgets/generate"],
+    ["PUT", "/api/v1/repos/acme/widgets/actions/secrets/TOKEN"],
+    ["GET", "/api/v1/repos/acme/widgets/actions/variables"],
+    ["POST", "/api/v1/repos/acme/widgets/actions/workflows/x.yml/dispatches"],
+    ["POST", "/api/v1/repos/acme/widgets/contents/.gitea/workflows/x.yml"],
+    ["PUT", "/api/v1/repos/acme/widgets/contents/README.md"],
+    ["DELETE", "/api/v1/repos/acme/widgets/contents/README.md"],
+    ["PUT", "/api/v1/repos/acme/widgets/topics"],
+    ["POST", "/api/v1/repos/acme/widgets/mirror-sync"],
+    ["POST", "/api/v1/repos/acme/widgets/milestones"],
+    ["DELETE", "/api/v1/repos/acme/widgets/issues/1"],
+  ])("refuses %s %s, which no issue or pull request work needs", async (method, path) => {
+    const before = gateway.requests();
+    const answer = await raw(method, path);
+    expect(answer.status).toBe(403);
+    expect(JSON.parse(answer.body).message).toContain("refused");
+    expect(gateway.requests()).toBe(before);
+  });
+
+  it("strips sudo, token and access_token from the query and every header but the request's own", async () => {
+    const received: { url: string; headers: http.IncomingHttpHeaders }[] = [];
+    const recorder = http.createServer((request, response) => {
+      received.push({ url: request.url ?? "", headers: request.headers });
+      response.writeHead(201, { "content-type": "application/json" }).end("{}");
+    });
+    await new Promise<void>((resolve) => recorder.listen(0, "127.0.0.1", resolve));
+    const recorded = await startForgeGateway({
+      url: `http://127.0.0.1:${(recorder.address() as { port: number }).port}`,
+      token: "gateway-token",
+      owner: "acme",
+      repo: "widgets",
+      parentDir: tmpdir(),
+      listen: "loopback",
+    });
+    try {
+      const answer = await fetch(
+        `${recorded.clientBaseUrl}/api/v1/repos/acme/widgets/issues/1/comments?sudo=alice&SUDO=bob&Token=x&access_token=y&s%75do=eve&keep=1`,
+        {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            sudo: "alice",
+            authorization: "token agent-own",
+            cookie: "i_like_gitea=1",
+            "x-gitea-otp": "123456",
+            "x-original-url": "/api/v1/admin/users",
+            "x-forwarded-for": "10.0.0.1",
+          },
+          body: JSON.stringify({ body: "as whom?" }),
+        },
+      );
+      expect(answer.status).toBe(201);
+      expect(received).toHaveLength(1);
+      expect(received[0]?.url).toBe("/api/v1/repos/acme/widgets/issues/1/comments?keep=1");
+      const headers = received[0]?.headers ?? {};
+      expect(headers.authorization).toBe("token gateway-token");
+      for (const name of ["sudo", "cookie", "x-gitea-otp", "x-original-url", "x-forwarded-for"])
+        expect(headers[name], name).toBeUndefined();
+    } finally {
+      await recorded.close();
+      recorder.closeAllConnections();
+      await new Promise<void>((resolve) => recorder.close(() => resolve()));
+    }
+  });
+
+  it("forwards what issue and pull request work needs", async () => {
+    for (const path of [
+      "/api/v1/repos/acme/widgets",
+      "/api/v1/repos/acme/widgets/issues?state=all",
+      "/api/v1/repos/acme/widgets/issues/1",
+      "/api/v1/repos/acme/widgets/issues/1/comments",
+      "/api/v1/repos/acme/widgets/labels",
+      "/api/v1/repos/acme/widgets/pulls",
+    ]) {
+      const answer = await raw("GET", path);
+      expect({ path, status: answer.status }).toEqual({ path, status: 200 });
+    }
+  });
+
   it("refuses a body past the limit, declared or streamed", async () => {
-    const big = "x".repeat(70 * 1024);
+    const big = "x".repeat(1100 * 1024);
     const declared = await post("/api/v1/repos/acme/widgets/issues", { title: "t", body: big });
     expect(declared.status).toBe(413);
     const streamed = await fetch(`${gateway.clientBaseUrl}/api/v1/repos/acme/widgets/issues`, {
@@ -124,5 +221,17 @@ describe("attacks on the forge gateway", () => {
       log.some((e) => e.refused !== undefined && e.path === "/api/v1/repos/agent/secret"),
     ).toBe(true);
     expect(log.some((e) => e.refused === undefined && e.status === 201)).toBe(true);
+  });
+});
+
+describe("docs/forges.md", () => {
+  it("lists exactly the routes the gateway forwards, with their methods", async () => {
+    const docs = await readFile(new URL("../../docs/forges.md", import.meta.url), "utf8");
+    const documented = [...docs.matchAll(/^\| `\{repo\}([^`]*)` \| ([A-Z, ]+) \|$/gm)].map(
+      ([, route, methods]) => [route, methods],
+    );
+    expect(documented).toEqual(
+      FORGE_GATEWAY_ROUTES.map(([route, methods]) => [route, methods.join(", ")]),
+    );
   });
 });

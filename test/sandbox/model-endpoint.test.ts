@@ -15,7 +15,12 @@ const KEY = "sk-upstream-secret";
 let base: string;
 let upstream: http.Server;
 let upstreamUrl: string;
-const seen: { method: string; url: string; key: string | undefined }[] = [];
+const seen: {
+  method: string;
+  url: string;
+  key: string | undefined;
+  headers?: Record<string, unknown>;
+}[] = [];
 let abandoned: Promise<void>;
 let markAbandoned: () => void;
 
@@ -29,6 +34,7 @@ beforeAll(async () => {
       method: request.method ?? "",
       url: request.url ?? "",
       key: request.headers["x-api-key"] as string | undefined,
+      headers: { ...request.headers },
     });
     if (request.url === "/v1/slow") {
       // Never answers; the proxy must let go of it when its client does.
@@ -59,12 +65,12 @@ async function proxy(): Promise<EndpointProxy> {
 }
 
 /** Sends a request line as written (no URL normalisation on the way) and returns the status. */
-function raw(url: string, method: string, path: string): Promise<number> {
+function raw(url: string, method: string, path: string, headers = ""): Promise<number> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
       socket.write(
-        `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `${method} ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: 0\r\nConnection: close\r\n\r\n`,
       );
     });
     let text = "";
@@ -89,9 +95,6 @@ describe("the model endpoint proxy", () => {
         ["DELETE", "/v1/messages"],
         ["PUT", "/v1/messages"],
         ["GET", "/admin/keys"],
-        ["POST", "/v1/../admin"],
-        ["POST", "/v1/%2e%2e/admin"],
-        ["POST", "/v1/x%2Fy"],
         ["GET", "/v1extra"],
       ] as const)
         expect({ method, path, status: await raw(url, method, path) }).toEqual({
@@ -99,11 +102,85 @@ describe("the model endpoint proxy", () => {
           path,
           status: 403,
         });
-      expect(seen).toEqual([
+      for (const path of ["/v1/../admin", "/v1/%2e%2e/admin", "/v1/x%2Fy"])
+        expect({ path, status: await raw(url, "POST", path) }).toEqual({ path, status: 400 });
+      expect(seen.map(({ method, url, key }) => ({ method, url, key }))).toEqual([
         { method: "POST", url: "/v1/messages", key: KEY },
         { method: "GET", url: "/v1/models", key: KEY },
       ]);
-      expect(served.log().filter((entry) => entry.status === 403)).toHaveLength(8);
+      expect(served.log().filter((entry) => entry.refused !== undefined)).toHaveLength(8);
+    } finally {
+      await served.close();
+    }
+  });
+
+  // Each spelling some server in front of an API resolves to another route, with the key on it.
+  it.each([
+    ["a backslash", "/v1/..\\admin"],
+    ["a semicolon (path parameters)", "/v1/..;/admin"],
+    ["a NUL between dots", "/v1/.%00./admin"],
+    ["a double-encoded dot", "/v1/%252e%252e/admin"],
+    ["an encoded percent", "/v1/%25/admin"],
+    ["an encoded slash", "/v1/a%2fb"],
+    ["an empty segment", "/v1//admin"],
+    ["a stray percent", "/v1/%zz"],
+    ["an absolute-form target", "http://127.0.0.1:1/v1/messages"],
+    ["an absolute-form target to another host", "http://169.254.169.254/latest/meta-data"],
+    ["the asterisk form", "*"],
+  ])("refuses a path with %s (400) and forwards nothing", async (_what, path) => {
+    const served = await proxy();
+    try {
+      seen.length = 0;
+      expect(await raw(served.clientBaseUrl, "GET", path)).toBe(400);
+      expect(seen).toEqual([]);
+      expect(served.requests()).toBe(0);
+    } finally {
+      await served.close();
+    }
+  });
+
+  it("forwards the API's own headers and drops every header that routes or identifies a request", async () => {
+    const served = await proxy();
+    try {
+      seen.length = 0;
+      const headers = [
+        "X-Original-URL: /admin",
+        "X-Rewrite-URL: /admin",
+        "X-Forwarded-For: 10.0.0.1",
+        "X-Forwarded-Host: admin.internal",
+        "X-Forwarded-Prefix: /admin",
+        "Forwarded: for=10.0.0.1;host=admin.internal",
+        "X-Real-IP: 10.0.0.1",
+        "X-HTTP-Method-Override: DELETE",
+        "Authorization: Bearer sk-agent-own",
+        "X-Api-Key: sk-agent-own",
+        "Cookie: session=1",
+        "Anthropic-Version: 2023-06-01",
+        "Anthropic-Beta: tools-2024",
+        "X-Stainless-Lang: js",
+        "Content-Type: application/json",
+        "User-Agent: claude-cli/2",
+      ]
+        .map((line) => `${line}\r\n`)
+        .join("");
+      expect(await raw(served.clientBaseUrl, "POST", "/v1/messages?beta=true", headers)).toBe(200);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.url).toBe("/v1/messages?beta=true");
+      const forwarded = Object.keys(seen[0]?.headers ?? {}).sort();
+      expect(forwarded).toEqual(
+        [
+          "anthropic-beta",
+          "anthropic-version",
+          "connection",
+          "content-length",
+          "content-type",
+          "host",
+          "user-agent",
+          "x-api-key",
+          "x-stainless-lang",
+        ].sort(),
+      );
+      expect(seen[0]?.key).toBe(KEY);
     } finally {
       await served.close();
     }

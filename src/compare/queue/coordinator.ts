@@ -363,20 +363,22 @@ class QueuedRun {
       );
   }
 
-  /** Ends the waits whose jobs finished or vanished without an event this run heard. */
+  /**
+   * Ends the waits whose jobs finished or vanished without an event this run heard. The state is
+   * read first and the job after it: a job read first and found finished after would carry the
+   * result it had before it finished (none).
+   */
   private async settleFinishedJobs(): Promise<void> {
     for (const id of [...this.inFlight.keys()]) {
       if (this.withdrawing.has(id)) continue;
-      const job = await this.queue.getJob(id);
+      const state = await this.queue.getJobState(id);
+      if (state !== "completed" && state !== "failed" && state !== "unknown") continue;
+      const job = state === "unknown" ? undefined : await this.queue.getJob(id);
       const settle = this.inFlight.get(id);
       if (settle === undefined || this.withdrawing.has(id)) continue;
-      if (job === undefined) {
-        settle({ kind: "gone" });
-        continue;
-      }
-      const state = await job.getState();
-      if (state === "completed") settle({ kind: "completed", value: job.returnvalue });
-      else if (state === "failed") settle({ kind: "failed", message: job.failedReason });
+      if (job === undefined) settle({ kind: "gone" });
+      else if (state === "completed") settle({ kind: "completed", value: job.returnvalue });
+      else settle({ kind: "failed", message: job.failedReason });
     }
   }
 

@@ -21,6 +21,7 @@ import {
 import {
   type CommandSandbox,
   type EndpointProxy,
+  forgeApiHeader,
   SANDBOX_FORGE_PORT,
   SANDBOX_FORGE_SOCKET,
   startEndpointProxy,
@@ -222,21 +223,42 @@ async function mcpEntrance(backend: ForgeBackend, options: TrialForgeOptions): P
   };
 }
 
+/**
+ * The gateway to one repository of a forge at `url`: it adds `token`, forwards only the routes
+ * of `forgeGatewayRule`, and only the headers an API client sends about its request, so no
+ * credential of the client's own (Authorization, Cookie, Sudo, X-Gitea-OTP) and no `?sudo=`,
+ * `?token=` or `?access_token=` passes: the gateway's token is the only one, acting as its user.
+ */
+export function startForgeGateway(target: {
+  url: string;
+  token: string;
+  owner: string;
+  repo: string;
+  parentDir: string;
+  listen: "socket" | "loopback";
+}): Promise<EndpointProxy> {
+  return startEndpointProxy({
+    upstream: target.url,
+    headers: { authorization: `token ${target.token}` },
+    forwardHeader: forgeApiHeader,
+    dropQueryParams: ["sudo", "token", "access_token"],
+    parentDir: target.parentDir,
+    allow: forgeGatewayRule(target.owner, target.repo),
+    maxBodyBytes: GATEWAY_MAX_BODY_BYTES,
+    listen: target.listen,
+    insidePort: SANDBOX_FORGE_PORT,
+  });
+}
+
 async function gatewayEntrance(
   backend: ForgeBackend,
   options: TrialForgeOptions,
 ): Promise<Entrance> {
   const contained = options.sandbox.kind !== "none";
-  const gateway: EndpointProxy = await startEndpointProxy({
-    upstream: backend.url,
-    headers: { authorization: `token ${backend.token}` },
-    // Any credential of the client's own is dropped: the gateway's is the only one.
-    dropHeaders: ["authorization", "cookie", "sudo", "x-gitea-otp"],
+  const gateway = await startForgeGateway({
+    ...backend,
     parentDir: options.privateDir,
-    allow: forgeGatewayRule(backend.owner, backend.repo),
-    maxBodyBytes: GATEWAY_MAX_BODY_BYTES,
     listen: contained ? "socket" : "loopback",
-    insidePort: SANDBOX_FORGE_PORT,
   });
   return {
     endpoint: contained

@@ -189,9 +189,9 @@ const MODEL_REQUEST_MAX_BYTES = 64 * 1024 * 1024;
 /**
  * What of the model API's host a contained process may ask for, with the key added: the API's
  * own requests (GET, HEAD and POST) under its base path. Not TRACE (an upstream that echoes a
- * request would hand the key back), not other methods, nothing outside the base path, no dot
- * segment or encoded slash that the upstream could resolve to somewhere else (a gateway such as
- * LiteLLM serves admin routes beside the API).
+ * request would hand the key back), not other methods, nothing outside the base path. (The proxy
+ * has already refused every path not in normal form, which an upstream could resolve somewhere
+ * else: a gateway such as LiteLLM serves admin routes beside the API.)
  */
 export function modelApiRequest(basePath: string): (method: string, path: string) => string | null {
   const base = basePath.replace(/\/+$/, "");
@@ -200,8 +200,6 @@ export function modelApiRequest(basePath: string): (method: string, path: string
       return `${method} is not a model API request`;
     if (base !== "" && path !== base && !path.startsWith(`${base}/`))
       return `${path} is outside the model API (${base}/…)`;
-    if (/(^|\/)\.\.?(\/|$)/.test(path) || /%2f|%5c|%2e/i.test(path))
-      return `${path} holds a dot segment or an encoded separator`;
     return null;
   };
 }
