@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { Queue, QueueEvents, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { TrialMetrics, VerdictDocument } from "../../src/artifacts/index.js";
 import {
   defaultStateDir,
@@ -169,6 +169,22 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     for (const child of children) child.kill("SIGKILL");
     await redis?.stop();
     await exp?.cleanup();
+  });
+
+  // Each test starts from an empty queue: what one leaves behind (it failed, or it stops workers
+  // mid-job on purpose) is never another's input.
+  afterEach(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    if (!redis?.running()) return;
+    const connection = new Redis(redis.url);
+    const queue = queueOf(connection);
+    try {
+      await queue.obliterate({ force: true });
+      for (const key of await connection.keys(`${KEY_PREFIX}:bundle:*`)) await connection.del(key);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
   });
 
   it("two workers in their own processes give the records and verdict a local run gives, and no secret of the coordinator reaches Redis", async () => {

@@ -15,6 +15,8 @@ export interface RedisServer {
   /** Starts it again on the same port (empty: nothing was saved). */
   restart(): Promise<void>;
   stop(): Promise<void>;
+  /** Whether the server is up (not killed or stopped since it last started). */
+  running(): boolean;
 }
 
 /** The redis-server binary, or undefined when it is not installed. */
@@ -95,6 +97,7 @@ export async function startRedis(): Promise<RedisServer> {
     async restart() {
       child = await launch(binary, port, dir);
     },
+    running: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       child.kill("SIGKILL");
       await exited(child);
