@@ -185,7 +185,12 @@ function manifest(host: InitHost): string {
           expectedFiles: ["src/slug.js"],
           graders: [
             { kind: "scope", mode: "subset" },
-            { kind: "command", id: "npm-test", argv: ["npm", "test"], timeoutMs: 60000 },
+            {
+              kind: "tests",
+              id: "unit-tests",
+              failToPass: ["many words and spaces"],
+              passToPass: ["one word", "two words"],
+            },
           ],
         },
       ],
@@ -269,8 +274,10 @@ ${host === "scripted" ? "| `agents/` | the scripted agents that stand in for a r
   resolve setup.harness --composition careful\` shows what the host realizes).
 - Point \`fixture\` at your own repository (plain files, no \`.git\`), write the \`prompt\`, and
   list the files the agent may change in \`expectedFiles\`.
-- Graders decide pass or fail: \`scope\` (only the expected files changed) and \`command\`
-  (\`npm test\` exits 0). Add tasks to compare on more than one.
+- Graders decide pass or fail: \`scope\` (only the expected files changed) and \`tests\` (the
+  tests named in \`failToPass\` and \`passToPass\` are reported passed by node's test runner:
+  an agent cannot pass by making \`npm test\` exit 0 without running them). Add tasks to compare
+  on more than one.
 - Raise \`trials.count\`: one task with 5 trials a side can only show a large difference;
   \`harness compare plan experiment.json\` says how many trials an effect needs.
 `;

@@ -39,6 +39,20 @@ export type GraderSpec =
       expectedExitCode: number;
     }
   | {
+      kind: "tests";
+      id: string;
+      runner: "node" | "vitest" | "junit";
+      /** Relative to the trial root. */
+      files: string[];
+      /** Absolute paths of hidden test files (kept out of the fixture). */
+      hidden: string[];
+      argv?: string[];
+      failToPass: string[];
+      passToPass: string[];
+      minTests?: number;
+      timeoutMs: number;
+    }
+  | {
       kind: "readme-package-v1";
       id: "readme-package-v1";
       /** Absolute path of the grader contract (docs/graders.md). */

@@ -29,6 +29,18 @@ export {
   type ScopeMode,
 } from "./scope.js";
 export {
+  createTestsGrader,
+  judgeTests,
+  type ReportedTest,
+  readJunitReport,
+  TEST_REPORT_VARIABLE,
+  type TestExpectations,
+  type TestRunner,
+  type TestStatus,
+  type TestsGraderOptions,
+  VITEST_ENTRY,
+} from "./tests/index.js";
+export {
   type Grade,
   type GradeCheck,
   type GradeContext,

@@ -128,10 +128,10 @@ describe("compare run on examples/fix-the-bug (scripted host)", () => {
     expect(html).toMatch(/^<!doctype html>/);
   });
 
-  it("records real graded changes: the candidate edited src/index.js and npm test passed", () => {
+  it("records real graded changes: the candidate edited src/index.js and its tests were reported passed", () => {
     for (const m of metrics.filter((x) => x.variant === "verified")) {
       expect(m.changedFiles).toEqual(["src/index.js"]);
-      expect(m.graders.find((g) => g.grader === "npm-test")?.passed).toBe(true);
+      expect(m.graders.find((g) => g.grader === "unit-tests")?.passed).toBe(true);
     }
     // The baseline's attempts to edit the test were denied and recorded.
     const denied = metrics.filter((m) => m.variant === "baseline" && m.permissionDenials > 0);
@@ -165,7 +165,7 @@ describe("compare run on examples/fix-the-bug (scripted host)", () => {
           env,
           timeoutMs: 60_000,
         });
-        const graded = m.graders.find((g) => g.grader === "npm-test")?.passed;
+        const graded = m.graders.find((g) => g.grader === "unit-tests")?.passed;
         expect(tests.exitCode === 0, `${dir}: tests on the re-applied patch`).toBe(graded);
       }
     } finally {
@@ -204,7 +204,11 @@ describe("compare run on examples/fix-the-bug (scripted host)", () => {
     expect(task.expectedFiles).toEqual(["src/index.js"]);
     expect(task.graders).toEqual([
       { id: "scope", kind: "scope", contractHash: null },
-      { id: "npm-test", kind: "command", contractHash: null },
+      {
+        id: "unit-tests",
+        kind: "tests",
+        contractHash: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+      },
     ]);
   });
 

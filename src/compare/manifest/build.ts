@@ -133,6 +133,19 @@ function graderFromV2(
         timeoutMs: grader.timeoutMs ?? V2_DEFAULTS.commandTimeoutMs,
         expectedExitCode: grader.expectedExitCode ?? V2_DEFAULTS.expectedExitCode,
       };
+    case "tests":
+      return {
+        kind: "tests",
+        id: grader.id,
+        runner: grader.runner ?? "node",
+        files: [...(grader.files ?? [])],
+        hidden: (grader.hidden ?? []).map((file) => resolve(manifestDir, file)),
+        ...(grader.argv === undefined ? {} : { argv: [...grader.argv] }),
+        failToPass: [...(grader.failToPass ?? [])],
+        passToPass: [...(grader.passToPass ?? [])],
+        ...(grader.minTests === undefined ? {} : { minTests: grader.minTests }),
+        timeoutMs: grader.timeoutMs ?? V2_DEFAULTS.commandTimeoutMs,
+      };
     case "readme-package-v1":
       return {
         kind: "readme-package-v1",

@@ -71,6 +71,14 @@ function describeGrader(grader: GraderSpec): string {
       return `scope (${grader.mode})`;
     case "command":
       return `${grader.id} (${grader.argv.join(" ")})`;
+    case "tests": {
+      const named = grader.failToPass.length + grader.passToPass.length;
+      const wants = [
+        ...(named > 0 ? [`${named} named test(s)`] : []),
+        ...(grader.minTests === undefined ? [] : [`at least ${grader.minTests} test(s)`]),
+      ];
+      return `${grader.id} (${grader.runner} tests: ${wants.join(", ")}${grader.hidden.length > 0 ? `, ${grader.hidden.length} hidden file(s)` : ""})`;
+    }
     case "readme-package-v1":
       return "readme-package-v1";
     case "forge-state":

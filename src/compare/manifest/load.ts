@@ -2,9 +2,10 @@
 // `--trials`, compositions) and report every problem with its field path; on success,
 // the one experiment model.
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { lstat, readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { z } from "zod";
+import { VITEST_ENTRY } from "../../graders/index.js";
 import {
   duplicateKeyProblems,
   fileReadProblem,
@@ -122,6 +123,14 @@ function pathReferences(version: string, root: unknown): PathReference[] {
             "file",
             "grader contract",
           );
+        if (isRecord(grader) && grader.kind === "tests" && Array.isArray(grader.hidden))
+          for (let h = 0; h < grader.hidden.length; h += 1)
+            add(
+              ["tasks", index, "graders", g, "hidden", h],
+              `tasks[${index}].graders[${g}].hidden[${h}]`,
+              "file",
+              "hidden test",
+            );
         if (isRecord(grader) && grader.kind === "forge-state")
           add(
             ["tasks", index, "graders", g, "expected"],
@@ -391,6 +400,8 @@ export async function loadManifest(
     document.schemaVersion === V1_SCHEMA_VERSION
       ? experimentFromV1(document, context)
       : experimentFromV2(document, context);
+  const runners = await testRunnerProblems(experiment);
+  if (runners.length > 0) return fail(manifestPath, runners);
   return {
     ok: true,
     experiment,
@@ -399,4 +410,27 @@ export async function loadManifest(
     problems: [],
     warnings: experimentWarnings(experiment),
   };
+}
+
+/**
+ * A tests grader whose runner is not in its task's fixture: every trial would fail its tests for
+ * a reason that is the experiment's, not the agent's. (node's test runner is Node itself.)
+ */
+async function testRunnerProblems(experiment: Experiment): Promise<InputProblem[]> {
+  const problems: InputProblem[] = [];
+  for (const task of experiment.tasks)
+    for (const [index, grader] of task.graders.entries()) {
+      if (grader.kind !== "tests" || grader.runner !== "vitest") continue;
+      const entry = grader.argv?.[0] ?? VITEST_ENTRY;
+      const found = await lstat(resolve(task.fixtureDir, entry)).then(
+        (info) => info.isFile(),
+        () => false,
+      );
+      if (!found)
+        problems.push({
+          path: `${task.manifestField}.graders[${index}]${grader.argv === undefined ? "" : ".argv[0]"}`,
+          message: `the vitest runner starts ${entry}, which is not a file in the fixture of task ${task.id}: install vitest into the fixture (npm ci --ignore-scripts --no-bin-links there), or give argv the entry's path`,
+        });
+    }
+  return problems;
 }

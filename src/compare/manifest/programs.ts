@@ -37,8 +37,9 @@ export async function missingGraderPrograms(
   const problems: InputProblem[] = [];
   for (const task of experiment.tasks) {
     for (const grader of task.graders) {
-      if (grader.kind !== "command") continue;
-      const program = grader.argv[0] ?? "";
+      if (grader.kind !== "command" && !(grader.kind === "tests" && grader.runner === "junit"))
+        continue;
+      const program = grader.argv?.[0] ?? "";
       const relative = !isAbsolute(program) && /[\\/]/.test(program);
       if (program === "" || relative || (await programFound(program, env))) continue;
       problems.push({

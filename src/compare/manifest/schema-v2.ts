@@ -64,6 +64,102 @@ const forgeCommands = z
     uniqueItems: true,
   });
 
+const testName = z
+  .string({ error: "expected a test name (string)" })
+  .min(1, "expected a non-empty test name")
+  .max(1000, "expected at most 1000 characters");
+
+const trialPath = z
+  .string({ error: "expected a path (string)" })
+  .min(1, "expected a non-empty path")
+  .max(1000, "expected at most 1000 characters")
+  .refine((path) => !path.startsWith("/") && !path.split("/").includes(".."), {
+    error: "expected a path inside the trial (relative, no ..)",
+  });
+
+const testsGraderSchema = z
+  .strictObject({
+    kind: z.literal("tests"),
+    id: kebabId("a grader id"),
+    runner: z.enum(["node", "vitest", "junit"]).optional().meta({
+      description:
+        "node (default): node --test; vitest: the fixture's vitest; junit: argv writes a JUnit XML report to $HARNESSLAB_TEST_REPORT.",
+    }),
+    files: z.array(trialPath).max(256).optional().meta({
+      description:
+        "Test files or folders, relative to the trial root (default: the runner's own discovery).",
+    }),
+    hidden: z
+      .array(portablePath("A test file kept out of the fixture (relative to the manifest)."))
+      .max(256)
+      .optional()
+      .meta({
+        description:
+          "Hidden tests: files outside the fixture, run by absolute path and shown read-only to the run; the agent never sees them.",
+      }),
+    argv: z
+      .array(z.string().min(1, "expected a non-empty argument"))
+      .min(1)
+      .max(256)
+      .optional()
+      .meta({
+        description:
+          "junit: the command (no shell) that runs the tests and writes the report; vitest: its entry (default node_modules/vitest/vitest.mjs).",
+      }),
+    failToPass: z.array(testName).max(1000).optional().meta({
+      description:
+        "Tests that must be reported passed (they fail before the fix): `suite > test`, or `file::suite > test`.",
+    }),
+    passToPass: z
+      .array(testName)
+      .max(1000)
+      .optional()
+      .meta({ description: "Tests that must still be reported passed." }),
+    minTests: integerFrom(1, 1_000_000).optional().meta({
+      description: "At least this many tests reported, none failed, skipped or unfinished.",
+    }),
+    timeoutMs: timeoutMs
+      .optional()
+      .meta({ description: "Time limit of the run in milliseconds (default 60000)." }),
+  })
+  .superRefine((grader, ctx) => {
+    if (
+      (grader.failToPass?.length ?? 0) === 0 &&
+      (grader.passToPass?.length ?? 0) === 0 &&
+      grader.minTests === undefined
+    )
+      ctx.addIssue({
+        code: "custom",
+        path: ["failToPass"],
+        message:
+          "name the tests that must pass (failToPass, passToPass), or require a number of tests (minTests)",
+      });
+    const runner = grader.runner ?? "node";
+    if (runner === "junit" && grader.argv === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["argv"],
+        message:
+          'the junit runner needs the command that writes the report, e.g. ["npx", "jest", "--reporters=jest-junit"]',
+      });
+    if (runner === "node" && grader.argv !== undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["argv"],
+        message: "the node runner takes no argv (it runs node --test on files)",
+      });
+    if (runner === "junit" && (grader.files !== undefined || grader.hidden !== undefined))
+      ctx.addIssue({
+        code: "custom",
+        path: ["files"],
+        message: "the junit runner's files are its argv's business; give them in argv",
+      });
+  })
+  .meta({
+    description:
+      "Runs the tests and passes only when the named tests are reported passed (or minTests ran, none failed), read from the runner's own report, not its exit code.",
+  });
+
 const graderSchema = z.discriminatedUnion(
   "kind",
   [
@@ -102,6 +198,7 @@ const graderSchema = z.discriminatedUnion(
         description:
           "Runs argv without a shell in the trial root (own process group, killed on timeout); passes on the expected exit code.",
       }),
+    testsGraderSchema,
     z
       .strictObject({
         kind: z.literal("readme-package-v1"),
@@ -138,7 +235,7 @@ const graderSchema = z.discriminatedUnion(
   ],
   {
     error:
-      'expected a grader object with kind "scope", "command", "readme-package-v1", "forge-state" or "read-facts"',
+      'expected a grader object with kind "scope", "command", "tests", "readme-package-v1", "forge-state" or "read-facts"',
   },
 );
 

@@ -76,6 +76,7 @@ function experimentPaths(experiment: Experiment): { files: string[]; dirs: strin
     if (task.forge !== undefined) files.push(task.forge.seedFile);
     for (const grader of task.graders) {
       if (grader.kind === "readme-package-v1") files.push(grader.contractFile);
+      if (grader.kind === "tests") files.push(...grader.hidden);
       if (grader.kind === "forge-state" && "file" in grader.source) files.push(grader.source.file);
     }
   }

@@ -36,6 +36,11 @@ export function graderSettings(grader: GraderSpec): unknown {
     const { contractFile: _where, ...rest } = grader;
     return rest;
   }
+  if (grader.kind === "tests") {
+    // Hidden files are compared by content, through the contract hash.
+    const { hidden: _where, ...rest } = grader;
+    return rest;
+  }
   if (grader.kind === "forge-state") {
     // The expected state itself is the setting; where a file of it lies is not.
     const { source, ...rest } = grader;

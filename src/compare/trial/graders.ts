@@ -1,6 +1,8 @@
 // Builds the graders a task names. Contracts are loaded once, before any trial runs, so a
 // bad contract is an input error rather than an infrastructure error in every trial.
 
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { isAbsolute, win32 } from "node:path";
 import {
   createCommandGrader,
@@ -8,6 +10,7 @@ import {
   createReadFactsGrader,
   createReadmePackageGrader,
   createScopeGrader,
+  createTestsGrader,
   type Grade,
   type Grader,
   loadReadmeContract,
@@ -37,6 +40,18 @@ function preparedGrader(
   };
 }
 
+/** Hidden test files by their content (where they lie is not an input: a moved copy is the same). */
+async function hiddenHashes(files: readonly string[]): Promise<string[]> {
+  const hashes: string[] = [];
+  for (const file of files)
+    hashes.push(
+      `sha256:${createHash("sha256")
+        .update(await readFile(file))
+        .digest("hex")}`,
+    );
+  return hashes;
+}
+
 export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> {
   const prepared: PreparedGrader[] = [];
   for (const spec of task.graders) {
@@ -57,6 +72,27 @@ export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> 
           ),
         );
         break;
+      // The tests it must see pass are this grader's contract: their hash pins them.
+      case "tests": {
+        const { hidden, ...contract } = spec;
+        prepared.push(
+          preparedGrader(
+            spec,
+            createTestsGrader({
+              id: spec.id,
+              runner: spec.runner,
+              files: [...spec.files, ...hidden],
+              ...(spec.argv === undefined ? {} : { argv: spec.argv }),
+              failToPass: spec.failToPass,
+              passToPass: spec.passToPass,
+              ...(spec.minTests === undefined ? {} : { minTests: spec.minTests }),
+              timeoutMs: spec.timeoutMs,
+            }),
+            { ...contract, hidden: await hiddenHashes(hidden) },
+          ),
+        );
+        break;
+      }
       case "readme-package-v1": {
         const contract = await loadReadmeContract(spec.contractFile);
         prepared.push(preparedGrader(spec, createReadmePackageGrader(contract), contract));
@@ -87,7 +123,7 @@ export async function prepareGraders(task: TaskSpec): Promise<PreparedGrader[]> 
  * check.
  */
 export function gradeInfrastructureProblem(prepared: PreparedGrader, grade: Grade): string | null {
-  if (prepared.kind !== "command") return null;
+  if (prepared.kind !== "command" && prepared.kind !== "tests") return null;
   for (const check of grade.checks) {
     const evidence = check.evidence as { argv?: unknown; spawnError?: unknown } | undefined;
     if (typeof evidence?.spawnError !== "string" || !Array.isArray(evidence.argv)) continue;
