@@ -44,6 +44,8 @@ const HARNESS_INFRA_REASONS = [
   "executor_unresponsive",
   "run_aborted",
   "forge_failed",
+  /** The file system the harness writes trials to is full (not the trial's doing: retried). */
+  "disk_full",
   "harness_error",
 ] as const;
 const TRIAL_INFRA_REASONS = [...INFRA_REASONS, ...HARNESS_INFRA_REASONS] as const;

@@ -215,6 +215,8 @@ export interface Experiment {
   verdict: VerdictPolicy;
   /** Trials run at once (1..16). */
   concurrency: number;
+  /** The most bytes one trial's workspace, and each of its grading copies, may take on disk. */
+  diskBudgetBytes: number;
   /** Where forge tasks run; set when the experiment has a forge task. */
   forge?: ForgeSettings;
   /** Set for an A/A run (`compare run --calibrate`): the baseline and the id of its copy. */

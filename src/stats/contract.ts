@@ -231,6 +231,18 @@ const sequentialSummarySchema = z.strictObject({
   decidedAtPair: count.nullable(),
   /** Trials of the planned order (all variants) up to the one that completed the deciding pair. */
   decidedAfterTrials: count.nullable(),
+  /**
+   * The same sequential test with infrastructure errors counted as failures, run alongside at
+   * every look: an accept needs both to cross upward (absent in verdicts written before it).
+   */
+  infraAsFailure: z
+    .strictObject({
+      wins: count,
+      losses: count,
+      decided: z.enum(["up", "down"]).nullable(),
+      decidedAtPair: count.nullable(),
+    })
+    .optional(),
 });
 export type SequentialSummary = z.infer<typeof sequentialSummarySchema>;
 

@@ -73,5 +73,5 @@ export {
   sequentialSignTest,
   type TrialPair,
 } from "./sequential.js";
-export { canStopEarly } from "./stopping.js";
+export { canStopEarly, watchSequentialDesign } from "./stopping.js";
 export { computeVerdictStatistics, decideVerdict } from "./verdict.js";

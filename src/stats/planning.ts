@@ -134,7 +134,7 @@ export function trialsForPower(
     }
     return estimate;
   };
-  const reaches = (n: number) => at(n).accept >= power;
+  const reaches = (n: number) => acceptLowerBound(at(n)) >= power;
   const guess = Math.min(options.maxTrials, Math.max(1, normalTrialsGuess(scenario, power)));
   // Bracket: `low` falls short (0 always does), `high` reaches the power.
   let low = 0;
@@ -161,6 +161,21 @@ export function trialsForPower(
     else low = middle;
   }
   return { trialsPerCell: high, estimate: at(high) };
+}
+
+/**
+ * A one-sided 95% lower bound (Wilson) on the chance to accept, from its simulated estimate. A
+ * plan that asks the estimate itself to reach the wanted power recommends, about half the time,
+ * a count whose true power falls short of it by the simulation's noise; asking the bound errs on
+ * the safe side.
+ */
+function acceptLowerBound(estimate: PowerEstimate): number {
+  const n = estimate.runs;
+  const p = estimate.accept;
+  const z = 1.6448536269514722;
+  const centre = p + (z * z) / (2 * n);
+  const spread = z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n));
+  return Math.max(0, (centre - spread) / (1 + (z * z) / n));
 }
 
 /** Trials per cell the score test would need in the normal approximation: a starting point. */
@@ -198,7 +213,7 @@ export function detectableEffect(
     const middle = Math.floor((low + high) / 2);
     const effect = Math.round(middle * 5) / 100;
     const estimate = estimatePower({ ...scenario, effect }, options.runs, options.random);
-    if (estimate.accept >= power) {
+    if (acceptLowerBound(estimate) >= power) {
       high = middle;
       found = { effect, estimate };
     } else low = middle;

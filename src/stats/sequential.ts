@@ -62,83 +62,124 @@ export interface SequentialResult {
 }
 
 /**
- * Runs the sequential test over `pairs` in their planned order (a prefix of the plan: every
- * pair before the first one not yet complete) out of `plannedPairs`. Under "no task differs",
- * each disagreement (one trial passed, the other failed) is won by the candidate with
- * probability 1/2 whatever the task and its pass rate, so the wins form a fair-coin walk
- * indexed by disagreements. Each look's boundary a is the smallest number of wins whose
- * crossing probability, added to what earlier looks spent, stays within the spending function
- * (computed exactly by dynamic programming over the walk, given where disagreements occurred);
- * the lower boundary mirrors it. Crossing either is final. So the chance of a false accept (or
- * false reject) is at most `sideAlpha` however many looks are taken. `spending` (O'Brien–Fleming
- * type unless given) must rise from 0 to at most `sideAlpha` at t = 1.
+ * The sequential test, fed one pair at a time in planned order, as a run records them. Under "no
+ * task differs", each disagreement (one trial passed, the other failed) is won by the candidate
+ * with probability 1/2 whatever the task and its pass rate, so the wins form a fair-coin walk
+ * indexed by disagreements. Each look's boundary a is the smallest number of wins whose crossing
+ * probability, added to what earlier looks spent, stays within the spending function (computed
+ * exactly by dynamic programming over the walk, given where disagreements occurred); the lower
+ * boundary mirrors it. Crossing either is final: later pairs are ignored. So the chance of a
+ * false accept (or false reject) is at most `sideAlpha` however many looks are taken. A pair
+ * costs time in proportion to the disagreements so far, whatever came before: the whole test is
+ * never recomputed. `spending` (O'Brien–Fleming type unless given) must rise from 0 to at most
+ * `sideAlpha` at t = 1.
  */
+export class SequentialMonitor {
+  /** Probability of each number of wins among paths that crossed no boundary yet. */
+  private paths = [1];
+  private spent = 0;
+  private wins = 0;
+  private losses = 0;
+  private usable = 0;
+  private pairs = 0;
+  private look: SequentialLook | null = null;
+  private decided: "up" | "down" | null = null;
+  private decidedAtPair: number | null = null;
+
+  constructor(
+    private readonly plannedPairs: number,
+    private readonly sideAlpha: number,
+    private readonly spending: (t: number, sideAlpha: number) => number = obrienFlemingSpending,
+  ) {
+    if (!Number.isInteger(plannedPairs) || plannedPairs < 1)
+      throw new RangeError(`plannedPairs must be a positive integer, got ${plannedPairs}`);
+  }
+
+  /** The boundary this test crossed, if it did. */
+  get crossed(): "up" | "down" | null {
+    return this.decided;
+  }
+
+  /** Looks at one more pair (null: an infrastructure error in it). */
+  push(pair: TrialPair): void {
+    if (this.decided !== null) return;
+    if (this.pairs >= this.plannedPairs)
+      throw new RangeError(`more than the ${this.plannedPairs} planned pairs`);
+    this.pairs += 1;
+    if (pair !== null) {
+      this.usable += 1;
+      if (pair.candidatePassed !== pair.baselinePassed) {
+        if (pair.candidatePassed) this.wins += 1;
+        else this.losses += 1;
+        const next = new Array<number>(this.paths.length + 1).fill(0);
+        this.paths.forEach((p, w) => {
+          next[w] = (next[w] as number) + p / 2;
+          next[w + 1] = (next[w + 1] as number) + p / 2;
+        });
+        this.paths = next;
+      }
+    }
+    const paths = this.paths;
+    const allowance = this.spending(this.pairs / this.plannedPairs, this.sideAlpha);
+    const disagreements = this.wins + this.losses;
+    // The upper boundary: lower it one step at a time while the crossing mass stays allowed.
+    let boundary = disagreements + 1;
+    let mass = 0;
+    while (
+      boundary - 1 > disagreements - (boundary - 1) &&
+      this.spent + mass + (paths[boundary - 1] as number) <= allowance * (1 + SPENDING_SLACK)
+    ) {
+      boundary -= 1;
+      mass += paths[boundary] as number;
+    }
+    // By symmetry the lower boundary (disagreements − boundary) takes the same mass.
+    this.spent += mass;
+    for (let w = 0; w < paths.length; w++)
+      if (w >= boundary || w <= disagreements - boundary) paths[w] = 0;
+    this.look = {
+      pairs: this.pairs,
+      usablePairs: this.usable,
+      wins: this.wins,
+      losses: this.losses,
+      threshold: nominalLevel(disagreements, boundary),
+      upperP: binomialUpperTail(disagreements, this.wins, 0.5),
+      lowerP: binomialLowerTail(disagreements, this.wins, 0.5),
+    };
+    const crossed =
+      this.wins >= boundary ? "up" : this.wins <= disagreements - boundary ? "down" : null;
+    if (crossed !== null) {
+      this.decided = crossed;
+      this.decidedAtPair = this.pairs;
+    }
+  }
+
+  /** The test as it stands: the deciding look, or the last one. */
+  result(): SequentialResult {
+    const look = this.look;
+    return {
+      decided: this.decided,
+      decidedAtPair: this.decidedAtPair,
+      look,
+      ...(look === null ? { difference: null, lower: -1, upper: 1 } : repeatedInterval(look)),
+    };
+  }
+}
+
+/** The sequential test (see SequentialMonitor) over `pairs`, a prefix of the `plannedPairs`. */
 export function sequentialSignTest(
   pairs: readonly TrialPair[],
   plannedPairs: number,
   sideAlpha: number,
   spending: (t: number, sideAlpha: number) => number = obrienFlemingSpending,
 ): SequentialResult {
-  if (!Number.isInteger(plannedPairs) || plannedPairs < 1)
-    throw new RangeError(`plannedPairs must be a positive integer, got ${plannedPairs}`);
+  const monitor = new SequentialMonitor(plannedPairs, sideAlpha, spending);
   if (pairs.length > plannedPairs)
     throw new RangeError(`${pairs.length} pairs recorded but only ${plannedPairs} planned`);
-  // Probability of each number of wins among paths that crossed no boundary yet.
-  let paths = [1];
-  let spent = 0;
-  let wins = 0;
-  let losses = 0;
-  let usable = 0;
-  let look: SequentialLook | null = null;
-  for (const [index, pair] of pairs.entries()) {
-    if (pair !== null) {
-      usable += 1;
-      if (pair.candidatePassed !== pair.baselinePassed) {
-        if (pair.candidatePassed) wins += 1;
-        else losses += 1;
-        const next = new Array<number>(paths.length + 1).fill(0);
-        paths.forEach((p, w) => {
-          next[w] = (next[w] as number) + p / 2;
-          next[w + 1] = (next[w + 1] as number) + p / 2;
-        });
-        paths = next;
-      }
-    }
-    const allowance = spending((index + 1) / plannedPairs, sideAlpha);
-    const disagreements = wins + losses;
-    // The upper boundary: lower it one step at a time while the crossing mass stays allowed.
-    let boundary = disagreements + 1;
-    let mass = 0;
-    while (
-      boundary - 1 > disagreements - (boundary - 1) &&
-      spent + mass + (paths[boundary - 1] as number) <= allowance * (1 + SPENDING_SLACK)
-    ) {
-      boundary -= 1;
-      mass += paths[boundary] as number;
-    }
-    // By symmetry the lower boundary (disagreements − boundary) takes the same mass.
-    spent += mass;
-    for (let w = 0; w < paths.length; w++)
-      if (w >= boundary || w <= disagreements - boundary) paths[w] = 0;
-    look = {
-      pairs: index + 1,
-      usablePairs: usable,
-      wins,
-      losses,
-      threshold: nominalLevel(disagreements, boundary),
-      upperP: binomialUpperTail(disagreements, wins, 0.5),
-      lowerP: binomialLowerTail(disagreements, wins, 0.5),
-    };
-    const decided = wins >= boundary ? "up" : wins <= disagreements - boundary ? "down" : null;
-    if (decided !== null)
-      return { decided, decidedAtPair: index + 1, look, ...repeatedInterval(look) };
+  for (const pair of pairs) {
+    monitor.push(pair);
+    if (monitor.crossed !== null) break;
   }
-  return {
-    decided: null,
-    decidedAtPair: null,
-    look,
-    ...(look === null ? { difference: null, lower: -1, upper: 1 } : repeatedInterval(look)),
-  };
+  return monitor.result();
 }
 
 function nominalLevel(disagreements: number, boundary: number): number {
@@ -199,6 +240,8 @@ export function pairsInPlannedOrder(
   baseline: string,
   order: readonly TrialRef[],
   plannedTrials: number,
+  /** Count an infrastructure error as a failure instead of leaving its pair out. */
+  infraAsFailure = false,
 ): PlannedPairs {
   const place = new Map(order.map((t, i) => [JSON.stringify([t.variant, t.task, t.trial]), i + 1]));
   const placeOf = (v: string, task: string, trial: number) => {
@@ -227,7 +270,7 @@ export function pairsInPlannedOrder(
     const infra =
       mine.outcome === "infrastructure_error" || theirs.outcome === "infrastructure_error";
     pairs.push(
-      infra
+      infra && !infraAsFailure
         ? null
         : {
             candidatePassed: mine.outcome === "passed",

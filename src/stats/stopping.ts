@@ -9,7 +9,9 @@ import type {
 } from "./contract.js";
 import { plural } from "./format.js";
 import { assumedTrial, layoutOf } from "./layout.js";
-import { decideVerdict } from "./verdict.js";
+import { familyOf } from "./multiplicity.js";
+import { SequentialMonitor } from "./sequential.js";
+import { checkTrialRecords, decideVerdict } from "./verdict.js";
 
 type Scenario = "worst" | "best";
 
@@ -53,6 +55,7 @@ export function canStopEarly(
 ): StoppingDecision {
   if (!Number.isInteger(options.plannedTrials) || options.plannedTrials < 1)
     throw new RangeError(`plannedTrials must be a positive integer, got ${options.plannedTrials}`);
+  checkTrialRecords(trials);
   if (options.policy.kind === "paired-v1" && options.policy.design === "sequential")
     return sequentialStop(trials, options);
   const worst = completeWith(trials, options, "worst");
@@ -88,7 +91,17 @@ function sequentialStop(
 ): StoppingDecision {
   const verdict = decideVerdict(trials, options);
   const remaining = completeWith(trials, options, "worst").remaining;
-  const crossed = (c: Comparison) => (c.test?.sequential?.decidedAtPair ?? null) !== null;
+  // Final once the test crossed downward, or upward with its twin that counts infrastructure
+  // errors as failures crossed too (upward: accept; downward: never accept). Upward alone is
+  // not final: the twin may still cross upward at a later look.
+  const crossed = (c: Comparison) => {
+    const sequential = c.test?.sequential;
+    if (sequential === null || sequential === undefined || sequential.decidedAtPair === null)
+      return false;
+    if (c.interval !== null && c.interval.upper < 0) return true;
+    // (A verdict from before the twin was recorded has none: its crossing is final.)
+    return sequential.infraAsFailure === undefined || sequential.infraAsFailure.decided !== null;
+  };
   const accepted = verdict.comparisons.some((c) => crossed(c) && c.status === "accept");
   const settled =
     verdict.status !== "infrastructure_error" &&
@@ -106,5 +119,95 @@ function sequentialStop(
     bestCase: verdict.status,
     remainingTrials: remaining,
     reason,
+  };
+}
+
+/** One candidate's comparison as the watch follows it: its pairs in planned order and two tests. */
+interface WatchedComparison {
+  variant: string;
+  planned: Array<{ task: string; trial: number }>;
+  /** The first planned pair not yet complete. */
+  next: number;
+  /** The test that leaves infrastructure errors out, and its twin that counts them as failures. */
+  primary: SequentialMonitor;
+  twin: SequentialMonitor;
+  final: boolean;
+}
+
+/**
+ * Follows a sequential design as a run records its trials, feeding each completed pair to the
+ * comparisons' tests once (never recomputing them), and says when the full stopping decision is
+ * worth asking for: when a comparison reached a state more trials cannot change (crossed
+ * downward, or upward with its twin crossed too), or every planned trial is in. Until then the
+ * design cannot stop, so a run of thousands of trials decides in about the time its tests take
+ * once. `record` returns true when `canStopEarly` should be asked.
+ */
+export function watchSequentialDesign(options: StoppingOptions): {
+  record(trial: TrialRecord): boolean;
+} {
+  const { order, plannedTrials, policy, baseline } = options;
+  if (order === undefined || policy.kind !== "paired-v1" || policy.design !== "sequential")
+    throw new RangeError("watching a sequential design needs its planned order and policy");
+  const variants = options.variants ?? [...new Set(order.map((t) => t.variant))];
+  const tasks = options.tasks ?? [...new Set(order.map((t) => t.task))];
+  const family = familyOf(policy.alpha, variants.length - 1);
+  const key = (variant: string, task: string, trial: number) =>
+    JSON.stringify([variant, task, trial]);
+  const place = new Map(order.map((t, i) => [key(t.variant, t.task, t.trial), i]));
+  const outcomes = new Map<string, TrialRecord["outcome"]>();
+  const comparisons: WatchedComparison[] = variants
+    .filter((variant) => variant !== baseline)
+    .map((variant) => {
+      const planned: Array<{ task: string; trial: number; position: number }> = [];
+      for (const task of tasks)
+        for (let trial = 1; trial <= plannedTrials; trial++)
+          planned.push({
+            task,
+            trial,
+            position: Math.max(
+              place.get(key(variant, task, trial)) ?? Number.POSITIVE_INFINITY,
+              place.get(key(baseline, task, trial)) ?? Number.POSITIVE_INFINITY,
+            ),
+          });
+      planned.sort((a, b) => a.position - b.position);
+      const side = family.comparisonAlpha / 2;
+      return {
+        variant,
+        planned,
+        next: 0,
+        primary: new SequentialMonitor(planned.length, side),
+        twin: new SequentialMonitor(planned.length, side),
+        final: false,
+      };
+    });
+  let recorded = 0;
+  const total = order.length;
+  return {
+    record(trial) {
+      const at = key(trial.variant, trial.task, trial.trial);
+      if (!outcomes.has(at)) recorded += 1;
+      outcomes.set(at, trial.outcome);
+      let changed = false;
+      for (const c of comparisons) {
+        for (; c.next < c.planned.length; c.next += 1) {
+          const { task, trial: index } = c.planned[c.next] as { task: string; trial: number };
+          const mine = outcomes.get(key(c.variant, task, index));
+          const theirs = outcomes.get(key(baseline, task, index));
+          if (mine === undefined || theirs === undefined) break;
+          const infra = mine === "infrastructure_error" || theirs === "infrastructure_error";
+          const counted = {
+            candidatePassed: mine === "passed",
+            baselinePassed: theirs === "passed",
+          };
+          c.primary.push(infra ? null : counted);
+          c.twin.push(counted);
+        }
+        const final =
+          c.primary.crossed === "down" || (c.primary.crossed === "up" && c.twin.crossed !== null);
+        if (final && !c.final) changed = true;
+        c.final = final;
+      }
+      return changed || recorded >= total;
+    },
   };
 }

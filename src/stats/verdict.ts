@@ -11,6 +11,7 @@ import {
 import {
   type Comparison,
   type TrialRecord,
+  trialRecordSchema,
   type Verdict,
   type VerdictOptions,
   type VerdictPolicy,
@@ -24,6 +25,23 @@ import { compareText, type Layout, layoutOf } from "./layout.js";
 import { familyOf } from "./multiplicity.js";
 import { decidePaired } from "./paired.js";
 import { pairsInPlannedOrder, sequentialSignTest } from "./sequential.js";
+
+/**
+ * Refuses records the published schema refuses (a NaN or negative cost, a fractional trial
+ * number, an outcome spelled "PASSED"), naming the record and the field: a verdict decided on
+ * them would look sound and mean nothing.
+ */
+export function checkTrialRecords(trials: readonly TrialRecord[]): void {
+  for (const [index, trial] of trials.entries()) {
+    const parsed = trialRecordSchema.safeParse(trial);
+    if (parsed.success) continue;
+    const issue = parsed.error.issues[0];
+    const field = issue?.path.map(String).join(".") ?? "";
+    throw new RangeError(
+      `trial record ${index} (${JSON.stringify((trial as { variant?: unknown }).variant)}, task ${JSON.stringify((trial as { task?: unknown }).task)}, trial ${JSON.stringify((trial as { trial?: unknown }).trial)}) cannot be decided on: ${field === "" ? "" : `${field}: `}${issue?.message ?? "invalid"} (as harnesslab/stats' trialRecordSchema says)`,
+    );
+  }
+}
 
 function checkedPolicy(policy: VerdictPolicy): VerdictPolicy {
   const parsed = verdictPolicySchema.safeParse(policy);
@@ -60,12 +78,17 @@ function sequentialDesignOf(
   baseline: string,
   options: VerdictOptions,
   alpha: number,
-): Pick<PairStatistics, "difference" | "interval" | "test"> {
+): Pick<PairStatistics, "difference" | "interval" | "test" | "infraAsFailure"> {
   const { order, plannedTrials } = options;
   if (order === undefined || plannedTrials === undefined)
     throw new RangeError("the sequential design needs the planned order and trials per cell");
   const planned = pairsInPlannedOrder(layout, variant, baseline, order, plannedTrials);
   const result = sequentialSignTest(planned.pairs, planned.plannedPairs, alpha / 2);
+  // "Counted as failures" is a sequential test of its own, looked at with the same spending at
+  // every look: checked once, as a fixed test at a moment the data chose, it would let a
+  // candidate whose failures are labelled infrastructure errors through more often than alpha/2.
+  const counted = pairsInPlannedOrder(layout, variant, baseline, order, plannedTrials, true);
+  const withInfra = sequentialSignTest(counted.pairs, counted.plannedPairs, alpha / 2);
   const look = result.look;
   const threshold = Math.min(1, 2 * (look?.threshold ?? 0));
   const at = result.decidedAtPair;
@@ -99,8 +122,29 @@ function sequentialDesignOf(
               losses: look.losses,
               decidedAtPair: at,
               decidedAfterTrials: at === null ? null : (planned.positions[at - 1] as number),
+              infraAsFailure: {
+                wins: withInfra.look?.wins ?? 0,
+                losses: withInfra.look?.losses ?? 0,
+                decided: withInfra.decided,
+                decidedAtPair: withInfra.decidedAtPair,
+              },
             },
           },
+    infraAsFailure: {
+      difference: withInfra.difference,
+      interval:
+        withInfra.difference === null
+          ? null
+          : {
+              lower: withInfra.lower,
+              upper: withInfra.upper,
+              level: Math.max(
+                1 - Math.min(1, 2 * (withInfra.look?.threshold ?? 0)),
+                Number.EPSILON,
+              ),
+              method: "sequential-sign",
+            },
+    },
   };
 }
 
@@ -246,6 +290,7 @@ function verdictOf(layout: Layout, cells: CellIndex, options: VerdictOptions): V
  * accept or reject among them stays at most alpha; heuristic-v1 applies no correction.
  */
 export function decideVerdict(trials: readonly TrialRecord[], options: VerdictOptions): Verdict {
+  checkTrialRecords(trials);
   const layout = layoutOf(trials, options);
   return verdictOf(layout, new CellIndex(aggregateLayout(layout)), options);
 }
@@ -255,6 +300,7 @@ export function computeVerdictStatistics(
   trials: readonly TrialRecord[],
   options: VerdictOptions,
 ): VerdictStatistics {
+  checkTrialRecords(trials);
   const layout = layoutOf(trials, options);
   const aggregates = aggregateLayout(layout);
   return { ...verdictOf(layout, new CellIndex(aggregates), options), aggregates };

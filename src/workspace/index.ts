@@ -3,6 +3,12 @@ export {
   treeDifferences,
   unpatchableEntries,
 } from "./diff.js";
+export {
+  diskUsage,
+  freeBytes,
+  isDiskFull,
+  watchDiskUse,
+} from "./disk.js";
 export { applyPatch, capturePatch } from "./git.js";
 export { replaceTrialRoot } from "./paths.js";
 export { createBaselineArea } from "./shared-baseline.js";

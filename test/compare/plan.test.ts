@@ -51,6 +51,7 @@ function experiment(options: {
     },
     verdict: { kind: "heuristic-v1" },
     concurrency: 1,
+    diskBudgetBytes: 1024 * 1024 * 1024,
   };
 }
 

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_PAIRED_POLICY, decideVerdict, type PairedPolicy } from "../../src/stats/index.js";
+import {
+  canStopEarly,
+  DEFAULT_PAIRED_POLICY,
+  decideVerdict,
+  type PairedPolicy,
+} from "../../src/stats/index.js";
 import { type CellSpec, twoVariants } from "./support.js";
 
 const verdict = (candidate: CellSpec, baseline: CellSpec, policy: Partial<PairedPolicy> = {}) =>
@@ -217,5 +222,25 @@ describe("paired-v1 verdict, one task", () => {
     expect(allFail.comparisons[0]?.exactPValue).toBe(1);
     expect(allFail.comparisons[0]?.test?.pValue).toBe(1);
     expect(allFail.comparisons[0]?.flippedTasks).toEqual([]);
+  });
+});
+
+describe("decideVerdict's input", () => {
+  const good = twoVariants({ passed: 5 }, { failed: 5 });
+  const options = { baseline: "H0", policy: DEFAULT_PAIRED_POLICY };
+  it.each([
+    ["a NaN cost", { costUsd: Number.NaN }, "costUsd"],
+    ["a negative cost", { costUsd: -1 }, "costUsd"],
+    ["a fractional trial number", { trial: 1.5 }, "trial"],
+    ["an outcome spelled PASSED", { outcome: "PASSED" }, "outcome"],
+    ["a score over 100", { score: 101 }, "score"],
+  ])("refuses %s, naming the record and the field", (_, change, field) => {
+    const trials = good.map((t, i) => (i === 2 ? { ...t, ...change } : t)) as typeof good;
+    expect(() => decideVerdict(trials, options)).toThrow(
+      new RegExp(
+        `^trial record 2 \\("H1", task "readme", trial .*\\) cannot be decided on: ${field}: `,
+      ),
+    );
+    expect(() => canStopEarly(trials, { ...options, plannedTrials: 5 })).toThrow(RangeError);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { mulberry32 } from "../../src/compare/index.js";
 import {
   calibrateNoise,
   canStopEarly,
@@ -168,4 +169,33 @@ describe("canStopEarly under the sequential design", () => {
     const trials = simulatedTrials(design, { base: 0.5, cand: 0.5 }, seededRandom(4)).slice(0, 30);
     expect(canStopEarly(trials, options)).toMatchObject({ canStop: false, status: null });
   });
+});
+
+describe("the plan errs on the safe side", () => {
+  // The count it recommends must have at least the wanted power, as a larger simulation with
+  // another seed measures it (within its own noise): never a count that only looked enough.
+  it.each([
+    [20, 0.5, 0.3, "fixed"],
+    [20, 0.5, 0.3, "sequential"],
+    [10, 0.3, 0.4, "fixed"],
+    [3, 0.5, 0.4, "sequential"],
+  ] as const)(
+    "%i tasks at %f, +%f (%s design): the recommended count reaches 80% within 2 points",
+    (tasks, passRate, effect, design) => {
+      const policy = { ...DEFAULT_PAIRED_POLICY, design, minTrials: 1 };
+      const scenario = { tasks, candidates: 1, baselineRate: passRate, effect, policy };
+      const found = trialsForPower(scenario, 0.8, {
+        runs: 400,
+        maxTrials: 100,
+        random: mulberry32(1),
+      });
+      expect(found).not.toBeNull();
+      const check = estimatePower(
+        { ...scenario, trialsPerCell: found!.trialsPerCell },
+        4000,
+        mulberry32(99),
+      );
+      expect(check.accept, `${found!.trialsPerCell} trials per cell`).toBeGreaterThanOrEqual(0.78);
+    },
+  );
 });

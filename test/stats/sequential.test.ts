@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   binomialLowerTail,
   binomialUpperTail,
+  canStopEarly,
   clopperPearsonLower,
   clopperPearsonUpper,
   DEFAULT_PAIRED_POLICY,
@@ -10,7 +11,12 @@ import {
   sequentialSignTest,
   type TrialPair,
 } from "../../src/stats/index.js";
-import { roundMajorOrder, seededRandom, simulatedTrials } from "./support.js";
+import {
+  roundMajorOrder,
+  seededRandom,
+  simulatedTrials,
+  simulatedTrialsRelabelled,
+} from "./support.js";
 
 describe("binomial tails and Clopper–Pearson limits", () => {
   it("sums binomial probabilities exactly (scipy.stats.binom: sf(6; 20, 0.3), cdf(3; 20, 0.3))", () => {
@@ -153,6 +159,32 @@ describe("the sequential design in the verdict", () => {
   it("needs the planned order", () => {
     const trials = simulatedTrials(design, { base: 0.5, cand: 0.5 }, seededRandom(3));
     expect(() => decideVerdict(trials, { baseline: "base", policy })).toThrow(/planned order/);
+  });
+
+  it("does not accept, or stop, on the test that leaves infrastructure errors out when its twin counting them as failures has not crossed", () => {
+    // Equal pass rates, every candidate failure recorded as an infrastructure error.
+    const trials = simulatedTrialsRelabelled(
+      design,
+      { base: 0.5, cand: 0.5 },
+      { cand: 1 },
+      seededRandom(5),
+    );
+    const options = { baseline: "base", policy, order, plannedTrials: 8 };
+    const verdict = decideVerdict(trials, options);
+    const [comparison] = verdict.comparisons;
+    expect(comparison?.test?.sequential?.decidedAtPair).not.toBeNull();
+    expect(comparison?.interval?.lower).toBeGreaterThan(0);
+    expect(comparison?.test?.sequential?.infraAsFailure?.decided).toBeNull();
+    expect(comparison?.infraAsFailure.interval?.method).toBe("sequential-sign");
+    expect(verdict.status).toBe("need_more_work");
+    expect(verdict.reason).toContain("not once its infrastructure errors count as failures");
+    // A run would go on: the twin may still cross at a later look.
+    const prefix = trials.filter((t) => t.trial <= 6);
+    const early = decideVerdict(prefix, options).comparisons[0]?.test?.sequential;
+    expect(early?.decidedAtPair).not.toBeNull();
+    expect(early?.infraAsFailure?.decided).toBeNull();
+    const stop = canStopEarly(prefix, options);
+    expect(stop.canStop).toBe(false);
   });
 
   it("ignores minTrials: the boundaries take its place", () => {

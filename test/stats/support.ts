@@ -98,3 +98,23 @@ export function simulatedTrials(
     return assumedTrial(ref, random() < (typeof rate === "number" ? rate : rate(task)));
   });
 }
+
+/**
+ * How failures become infrastructure errors in a simulation: for each variant, the chance that
+ * one of its failed trials is recorded as an infrastructure error instead.
+ */
+export type Relabelling = Record<string, number>;
+
+/** `simulatedTrials`, with some failures recorded as infrastructure errors (`relabel`). */
+export function simulatedTrialsRelabelled(
+  design: SimulatedDesign,
+  rates: Record<string, number | ((task: number) => number)>,
+  relabel: Relabelling,
+  random: () => number,
+): TrialRecord[] {
+  return simulatedTrials(design, rates, random).map((trial) =>
+    trial.outcome === "failed" && random() < (relabel[trial.variant] ?? 0)
+      ? { ...trial, outcome: "infrastructure_error", score: null }
+      : trial,
+  );
+}

@@ -10,7 +10,14 @@ import {
   decideVerdict,
   type VerdictPolicy,
 } from "../../src/stats/index.js";
-import { roundMajorOrder, type SimulatedDesign, seededRandom, simulatedTrials } from "./support.js";
+import {
+  type Relabelling,
+  roundMajorOrder,
+  type SimulatedDesign,
+  seededRandom,
+  simulatedTrials,
+  simulatedTrialsRelabelled,
+} from "./support.js";
 
 const ALPHA = DEFAULT_PAIRED_POLICY.alpha;
 /** How unlikely a count must be under the promised rate before the test fails. */
@@ -36,12 +43,17 @@ function simulate(
   policy: VerdictPolicy,
   runs: number,
   seed: number,
+  relabel?: Relabelling,
 ): Counts {
   const random = seededRandom(seed);
   const order = roundMajorOrder(design);
   const counts: Counts = { runs, accept: 0, reject: 0, trialsUsed: 0 };
   for (let run = 0; run < runs; run++) {
-    const verdict = decideVerdict(simulatedTrials(design, rates, random), {
+    const trials =
+      relabel === undefined
+        ? simulatedTrials(design, rates, random)
+        : simulatedTrialsRelabelled(design, rates, relabel, random);
+    const verdict = decideVerdict(trials, {
       baseline: design.variants[0] as string,
       policy,
       order,
@@ -168,4 +180,38 @@ describe("the sequential design under continuous monitoring", () => {
       expect(counts.trialsUsed / counts.runs).toBeLessThan(0.7);
     },
   );
+});
+
+describe("infrastructure errors that hide failures", () => {
+  // A candidate no better than the baseline whose failures are (all, half, some) recorded as
+  // infrastructure errors looks better with them left out. "Counted as failures" must hold its
+  // error rate under both designs: the sequential design checks it inside its own sequential
+  // test at every look, not once as a fixed test at a moment the data chose.
+  const RELABELLINGS: Array<[string, Relabelling]> = [
+    ["all of the candidate's failures", { cand: 1 }],
+    ["half of the candidate's failures", { cand: 0.5 }],
+    ["a random third of either arm's failures", { base: 1 / 3, cand: 1 / 3 }],
+  ];
+  for (const design of ["fixed", "sequential"] as const)
+    it.each(RELABELLINGS)(
+      `keeps false accepts within α/2 (${design} design) when %s are recorded as infrastructure errors`,
+      (_, relabel) => {
+        const policy: VerdictPolicy = { ...DEFAULT_PAIRED_POLICY, design };
+        let runs = 0;
+        let accepts = 0;
+        for (const [index, tasks] of [3, 10, 20].entries()) {
+          const counts = simulate(
+            { tasks, trialsPerCell: 10, variants: ["base", "cand"] },
+            { base: 0.5, cand: 0.5 },
+            policy,
+            tasks >= 10 ? 150 : 300,
+            97 + index,
+            relabel,
+          );
+          runs += counts.runs;
+          accepts += counts.accept;
+        }
+        expect(plausiblyAtMost(accepts, runs, ALPHA / 2), `${accepts} of ${runs}`).toBe(true);
+      },
+    );
 });

@@ -330,6 +330,7 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
       env: io.env ?? process.env,
       executorFor: (host) => createExecutor(host),
       onProgress: (p) => progress.update(p),
+      onNotice: (line) => io.stderr(`${line}\n`),
       signal: stop.signal,
     });
     progress.finish();

@@ -24,6 +24,7 @@ import {
   type TrialRecord,
   type VerdictOptions,
   type VerdictStatistics,
+  watchSequentialDesign,
 } from "../../stats/index.js";
 import type { Experiment } from "../experiment.js";
 import type { AssembledVariant } from "../run/assemble.js";
@@ -78,6 +79,30 @@ export function stoppingDecision(
   metrics: readonly TrialMetrics[],
 ): StoppingDecision {
   return canStopEarly(metrics.map(toTrialRecord), verdictOptions(experiment));
+}
+
+/**
+ * The stopping decision as a run asks it, trial after trial: `check` takes the trials so far,
+ * the newest last, and says whether the run may stop. Under the sequential design the tests are
+ * fed each trial once and the whole decision is made only when a comparison reached a final
+ * state (or every trial is in), so a run of thousands of trials does not recompute the verdict
+ * after each one; under --stop-early's fixed design every trial is a look.
+ */
+export function stoppingCheck(experiment: Experiment): {
+  check(metrics: readonly TrialMetrics[]): StoppingDecision | undefined;
+} {
+  if (!stopsBySequentialDesign(experiment))
+    return { check: (metrics) => stoppingDecision(experiment, metrics) };
+  const watch = watchSequentialDesign(verdictOptions(experiment));
+  let fed = 0;
+  return {
+    check(metrics) {
+      let due = false;
+      for (; fed < metrics.length; fed += 1)
+        if (watch.record(toTrialRecord(metrics[fed] as TrialMetrics))) due = true;
+      return due ? stoppingDecision(experiment, metrics) : undefined;
+    },
+  };
 }
 
 /** What the statistics stage needs to know of the experiment's plan. */

@@ -113,6 +113,7 @@ export function experimentFromV1(manifest: HarnessCompareV1, context: BuildConte
     // better-harness's decision rules; a v1 manifest cannot name another policy.
     verdict: { kind: "heuristic-v1" },
     concurrency: 1,
+    diskBudgetBytes: V2_DEFAULTS.diskBudgetMB * 1024 * 1024,
   };
 }
 
@@ -296,6 +297,7 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
     },
     verdict: verdictFromV2(manifest.verdict),
     concurrency: manifest.concurrency ?? V2_DEFAULTS.concurrency,
+    diskBudgetBytes: (manifest.diskBudgetMB ?? V2_DEFAULTS.diskBudgetMB) * 1024 * 1024,
     ...(forge === undefined ? {} : { forge }),
   };
 }

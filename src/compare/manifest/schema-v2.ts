@@ -33,6 +33,7 @@ export const V2_DEFAULTS = {
   minTrials: 5,
   maxCostRatio: 1.25,
   concurrency: 1,
+  diskBudgetMB: 1024,
   enableFileCheckpointing: false,
   forgeRepo: "acme/widgets",
   forgeUser: "agent",
@@ -466,6 +467,10 @@ export const harnessCompareV2Schema = z
     concurrency: integerFrom(1, 16)
       .optional()
       .meta({ description: "Trials run at once (default 1)." }),
+    diskBudgetMB: integerFrom(1, 1_048_576).optional().meta({
+      description:
+        "The most disk one trial's workspace (and each of its grading copies) may take, in MiB (default 1024); a trial that goes over fails.",
+    }),
   })
   .meta({
     title: "harness-compare.v2",

@@ -337,6 +337,7 @@ class QueueWorker {
         `worker ${this.name}: trial ${trial.seq} (${trial.variant}/${trial.task} #${trial.trialIndex}, attempt ${data.attempt}) started`,
       );
       const metrics = await runTrial({
+        onNotice: (line) => this.log(`worker ${this.name}: ${line}`),
         experiment: run.experiment,
         fixtureSnapshot: fixture,
         task,

@@ -668,6 +668,7 @@ async function regradeTrials(
                 tempParent: setup.tempParent,
                 tempParents: setup.tempParents,
                 secretValues: setup.secretValues,
+                diskBudgetBytes: setup.experiment.diskBudgetBytes,
                 ...(signal ? { signal } : {}),
               })
             : await keepTrial(trial.dir, trial.old, validationFile);
@@ -776,6 +777,8 @@ interface RegradeTrialOptions {
   tempParents: readonly string[];
   /** Exact strings that must never reach an artifact (credential values from the environment). */
   secretValues: readonly string[];
+  /** The experiment's disk budget, held to each grading copy as a run holds it. */
+  diskBudgetBytes: number;
   signal?: AbortSignal;
 }
 
@@ -815,6 +818,7 @@ async function regradeTrial(
       await markWorkspace(dir, dirToCreate, "regrade");
     },
     ...(options.signal ? { signal: options.signal } : {}),
+    diskBudgetBytes: options.diskBudgetBytes,
   });
   await unmarkWorkspaceIfGone(dir, tempDir, "regrade");
   const grades = graded.grades;

@@ -47,6 +47,8 @@ export interface ExperimentPlan {
     needed: number | null;
     planned: number;
   } | null;
+  /** The most disk the run's trials can take at once: trials at once × the disk budget. */
+  disk: { concurrency: number; budgetBytes: number; worstCaseBytes: number };
   planned: {
     trialsPerCell: number;
     totalTrials: number;
@@ -107,6 +109,12 @@ export function planExperiment(experiment: Experiment, request: PlanRequest): Ex
             needed: found === null ? null : found.trialsPerCell * cells * cost.usd,
             planned: plannedCount * cells * cost.usd,
           },
+    disk: {
+      concurrency: experiment.concurrency,
+      budgetBytes: experiment.diskBudgetBytes,
+      // Each running trial: its workspace, or one grading copy at a time, each up to the budget.
+      worstCaseBytes: experiment.concurrency * experiment.diskBudgetBytes,
+    },
     planned: {
       trialsPerCell: plannedCount,
       totalTrials: plannedCount * cells,
@@ -201,6 +209,11 @@ export function formatPlan(plan: ExperimentPlan, manifest: string, fromRuns = 0)
         : `the smallest effect detected with ${pct(request.power)} power is ${signed(detectable.effect)}`
     }`,
     `(each chance is estimated from ${plan.runs} simulated experiments, within about ±${Math.round(100 * Math.sqrt(0.25 / plan.runs) * 2)} points)`,
+    `disk: at most ${mib(plan.disk.worstCaseBytes)} at once (${plan.disk.concurrency} trial(s) at once × a disk budget of ${mib(plan.disk.budgetBytes)} each, diskBudgetMB; a trial that goes over it fails)`,
   );
   return lines;
+}
+
+function mib(bytes: number): string {
+  return `${Math.ceil(bytes / (1024 * 1024))} MiB`;
 }

@@ -45,7 +45,12 @@ export function isRetryableInfraError(metrics: TrialMetrics): boolean {
 }
 
 /** Reasons worth waiting for before the next attempt: the service may need a moment. */
-const BACK_OFF: ReadonlySet<TrialInfraReason> = new Set(["rate_limited", "network_unreachable"]);
+const BACK_OFF: ReadonlySet<TrialInfraReason> = new Set([
+  "rate_limited",
+  "network_unreachable",
+  // Space may come back as other trials end and remove their copies.
+  "disk_full",
+]);
 
 /** How long to wait before attempt `attempt + 1` (exponential for rate limits and network errors). */
 export function retryDelayMs(metrics: TrialMetrics, attempt: number, baseMs: number): number {

@@ -32,7 +32,7 @@ import { canonicalJson, sha256Hex } from "../../ir/index.js";
 import type { CommandSandbox } from "../../sandbox/index.js";
 import { runPool, writeFileAtomic } from "../../shared/index.js";
 import type { StoppingDecision } from "../../stats/index.js";
-import { snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
+import { isDiskFull, snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
 import { ExperimentInputError } from "../errors.js";
 import {
   createRunKey,
@@ -43,7 +43,7 @@ import {
 } from "../evidence/record-seal.js";
 import {
   buildVerdictDocument,
-  stoppingDecision,
+  stoppingCheck,
   stopsBySequentialDesign,
   writeVerdictFiles,
 } from "../evidence/verdict.js";
@@ -115,6 +115,8 @@ export interface RunExperimentOptions {
   /** The executor for the runtime host; the seam where tests put a fake SDK. */
   executorFor: (host: HostId) => Executor;
   onProgress?: (progress: RunProgress) => void;
+  /** Told what the run waits for (free disk space) while it waits, for a person. */
+  onNotice?: (line: string) => void;
   signal?: AbortSignal;
   /** Parent of the trials' temporary directories (default: the OS temp directory). */
   tempParent?: string;
@@ -518,6 +520,7 @@ const localTrials: TrialPlaceFactory = async ({
         ...(baseline ? { baseline } : {}),
         env: options.env ?? process.env,
         ...(options.keepForgeRepos ? { keepForgeRepos: true } : {}),
+        ...(options.onNotice ? { onNotice: options.onNotice } : {}),
         signal,
         ...(options.tempParent ? { tempParent: options.tempParent } : {}),
         ...(options.executorGraceMs === undefined
@@ -595,10 +598,11 @@ async function runTrials(
   // started are skipped.
   let settled: StoppingDecision | undefined;
   const stops = options.stopEarly === true || stopsBySequentialDesign(experiment);
+  const stopCheck = stops ? stoppingCheck(experiment) : undefined;
   const settle = () => {
-    if (!stops || settled !== undefined) return;
-    const decision = stoppingDecision(experiment, metrics);
-    if (decision.canStop) settled = decision;
+    if (stopCheck === undefined || settled !== undefined) return;
+    const decision = stopCheck.check(metrics);
+    if (decision?.canStop) settled = decision;
   };
   settle();
   // Budgets (opt-in): a trial starts only if it could not take the spending past a limit.
@@ -830,6 +834,8 @@ async function recordAttempt(
   } catch (error) {
     const message = `harness error: ${error instanceof Error ? error.message : String(error)}`;
     metrics = harnessErrorMetrics(job, redactText(message, recorder.secretValues), retriedAttempts);
+    // The file system filled under the harness (a record it could not write): no trial's doing.
+    if (isDiskFull(error)) metrics = { ...metrics, infraReason: "disk_full" };
     if (!recorder.signal.aborted) await writePlaceholders(artifactDir, metrics.explanation);
   }
   if (recorder.signal.aborted && metrics.outcome === "infrastructure_error")

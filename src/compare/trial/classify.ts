@@ -10,6 +10,11 @@ import type { Outcome } from "../../stats/index.js";
 export interface TrialEvidence {
   /** A harness step that broke (copy, git, patch, grader, executor throw), if any. */
   harnessFailure?: { reason: TrialInfraReason; message: string };
+  /**
+   * The trial's own failure, found by the harness (it went over its disk budget): it stopped the
+   * agent, so how the agent ended says nothing more.
+   */
+  trialFailure?: string;
   receipt?: RuntimeReceipt;
   grades?: Grade[];
 }
@@ -64,6 +69,14 @@ export function classifyTrial(evidence: TrialEvidence): TrialClassification {
       explanation: `${evidence.harnessFailure.reason}: ${evidence.harnessFailure.message}`,
     };
   }
+  if (evidence.trialFailure !== undefined)
+    return {
+      outcome: "failed",
+      infraReason: null,
+      score,
+      gradePassed: false,
+      explanation: evidence.trialFailure,
+    };
   const receipt = evidence.receipt;
   if (!receipt)
     throw new Error("classifyTrial: a trial without a harness failure must have a receipt");

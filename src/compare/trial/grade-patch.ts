@@ -10,12 +10,14 @@ import type { RepoState } from "../../scoring/index.js";
 import {
   applyPatch,
   createTrialWorkspace,
+  isDiskFull,
   isWorkspaceError,
   type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
   treeDifferences,
+  watchDiskUse,
 } from "../../workspace/index.js";
 import type { TaskSpec } from "../experiment.js";
 import { gradeInfrastructureProblem, type PreparedGrader } from "./graders.js";
@@ -58,6 +60,8 @@ export interface GradePatchInput {
    */
   expectedTree?: TreeSnapshot;
   signal?: AbortSignal;
+  /** The most bytes a grading copy may take on disk while its grader runs (none: no limit). */
+  diskBudgetBytes?: number;
 }
 
 export interface GradePatchResult {
@@ -97,7 +101,11 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       const changed = isWorkspaceError(error) && error.code === "fixture-changed";
       return result({
         harnessFailure: {
-          reason: changed ? "fixture_changed" : "fixture_copy_failed",
+          reason: isDiskFull(error)
+            ? "disk_full"
+            : changed
+              ? "fixture_changed"
+              : "fixture_copy_failed",
           message: `cannot prepare the grading copy: ${(error as Error).message}`,
         },
       });
@@ -153,16 +161,12 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         if (!isWorkspace(fresh)) return fresh;
         copy = fresh;
       }
-      const grade = await prepared.grader.grade({
-        trialRoot: copy.root,
-        changedFiles: input.changedFiles,
-        expectedFiles: input.task.expectedFiles,
-        finalText: input.finalText,
-        ...(input.forgeState === undefined ? {} : { forgeState: input.forgeState }),
-        scratchDir: copy.scratchDir,
-        sandbox: input.sandbox,
-        ...(input.signal ? { signal: input.signal } : {}),
-      });
+      const graded = await gradeWithinBudget(prepared, copy, input);
+      if ("overBudget" in graded) {
+        grades.push(graded.overBudget);
+        return result({});
+      }
+      const grade = graded.grade;
       grades.push(grade);
       const problem = gradeInfrastructureProblem(prepared, grade);
       if (problem !== null)
@@ -175,12 +179,76 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     const message = `${running === undefined ? "" : `grader ${running}: `}${error instanceof Error ? error.message : String(error)}`;
     return result({
       harnessFailure: {
-        reason: input.signal?.aborted ? "run_aborted" : "grader_failed",
+        reason: input.signal?.aborted
+          ? "run_aborted"
+          : isDiskFull(error)
+            ? "disk_full"
+            : "grader_failed",
         message,
       },
     });
   } finally {
     await Promise.all(copies.map((copy) => copy.cleanup().catch(() => {})));
+  }
+}
+
+/**
+ * One grader on its copy, stopped when the copy goes over the disk budget: the trial's code the
+ * grader runs (an `npm test`) wrote it, so that is a failed grade of the trial's.
+ */
+async function gradeWithinBudget(
+  prepared: PreparedGrader,
+  copy: TrialWorkspace,
+  input: GradePatchInput,
+): Promise<{ grade: Grade } | { overBudget: Grade }> {
+  const stop = new AbortController();
+  const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal;
+  let overBudget: number | undefined;
+  const budget = input.diskBudgetBytes;
+  const watch =
+    budget === undefined
+      ? undefined
+      : watchDiskUse({
+          roots: () => [copy.root],
+          budgetBytes: budget,
+          onExceeded: (bytes) => {
+            overBudget = bytes;
+            stop.abort(new Error("the grading copy went over its disk budget"));
+          },
+        });
+  const overGrade = (bytes: number): { overBudget: Grade } => ({
+    overBudget: {
+      grader: prepared.id,
+      checks: [
+        {
+          id: "disk-budget",
+          weight: 1,
+          passed: false,
+          detail: `disk budget exceeded: the grading copy took ${Math.ceil(bytes / 1048576)} MiB on disk while ${prepared.id} ran the trial's code, over its budget of ${Math.ceil((budget ?? 0) / 1048576)} MiB (diskBudgetMB); it was stopped`,
+          evidence: { bytes, budgetBytes: budget },
+        },
+      ],
+      score: 0,
+      passed: false,
+    },
+  });
+  try {
+    const grade = await prepared.grader.grade({
+      trialRoot: copy.root,
+      changedFiles: input.changedFiles,
+      expectedFiles: input.task.expectedFiles,
+      finalText: input.finalText,
+      ...(input.forgeState === undefined ? {} : { forgeState: input.forgeState }),
+      scratchDir: copy.scratchDir,
+      sandbox: input.sandbox,
+      signal,
+    });
+    return overBudget === undefined ? { grade } : overGrade(overBudget);
+  } catch (error) {
+    if (overBudget !== undefined && !input.signal?.aborted) return overGrade(overBudget);
+    throw error;
+  } finally {
+    await watch?.stop();
   }
 }
 

@@ -32,12 +32,15 @@ import { replaceLongestFirst } from "../../shared/index.js";
 import {
   createTrialWorkspace,
   diffSnapshots,
+  freeBytes,
+  isDiskFull,
   isWorkspaceError,
   type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
   unpatchableEntries,
+  watchDiskUse,
 } from "../../workspace/index.js";
 import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "../experiment.js";
 import type { AssembledVariant } from "../run/assemble.js";
@@ -64,6 +67,8 @@ export interface TrialContext {
   secretValues: readonly string[];
   signal?: AbortSignal;
   tempParent?: string;
+  /** Told what the trial waits for (free disk space), for a person. */
+  onNotice?: (line: string) => void;
   /** How long past its timeout an executor may take to return before the trial is abandoned. */
   executorGraceMs?: number;
   /** Earlier attempts of this trial that ended in infrastructure errors (--retry-infra). */
@@ -132,6 +137,7 @@ function agentArgument(agent: AgentSpec | undefined): string | undefined {
 }
 
 function workspaceReason(error: unknown, fallback: TrialInfraReason): TrialInfraReason {
+  if (isDiskFull(error)) return "disk_full";
   if (!isWorkspaceError(error)) return fallback;
   if (error.code === "git-failed") return "git_failed";
   if (error.code === "patch-failed") return "patch_capture_failed";
@@ -215,6 +221,7 @@ interface TrialState {
 
 async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promise<TrialMetrics> {
   const state = await beginTrial(context);
+  await waitForDiskSpace(context, state);
   await prepareWorkspace(context, state, held);
   await startForge(context, state, held);
   await runAgent(context, state, held);
@@ -266,9 +273,66 @@ async function beginTrial(context: TrialContext): Promise<TrialState> {
   };
 }
 
-/** Whether the trial still goes on: its workspace exists and no harness step failed. */
+/** Whether the trial still goes on: its workspace exists, no harness step failed, it did not fail. */
 function proceeding(state: TrialState, held: HeldWorkspace): held is { workspace: TrialWorkspace } {
-  return held.workspace !== undefined && state.evidence.harnessFailure === undefined;
+  return (
+    held.workspace !== undefined &&
+    state.evidence.harnessFailure === undefined &&
+    state.evidence.trialFailure === undefined
+  );
+}
+
+const MiB = 1024 * 1024;
+
+/** "312 MiB", for messages about disk space. */
+function mib(bytes: number): string {
+  return `${Math.ceil(bytes / MiB)} MiB`;
+}
+
+/** A trial that went over its disk budget: failed, with that in its evidence. */
+function overDiskBudget(state: TrialState, budget: number, bytes: number, when: string): void {
+  const detail = `disk budget exceeded: the trial took ${mib(bytes)} on disk ${when}, over its budget of ${mib(budget)} (diskBudgetMB); it was stopped`;
+  state.evidence.trialFailure = detail;
+  state.evidence.grades = [integrityGrade("disk-budget", detail, { bytes, budgetBytes: budget })];
+}
+
+/** How long a trial waits for free space before it gives up (an infrastructure error). */
+const DISK_WAIT_MS = 120_000;
+
+/**
+ * The least free space a trial starts with: enough for the first part of its budget, so a full
+ * disk stops new trials instead of failing them half-way (and another trial's failure is never
+ * blamed on this one).
+ */
+function diskStartThreshold(budgetBytes: number): number {
+  return Math.max(64 * MiB, Math.min(budgetBytes, 256 * MiB));
+}
+
+/** Waits while the trials' file system has less free space than a trial starts with. */
+async function waitForDiskSpace(context: TrialContext, state: TrialState): Promise<void> {
+  const where = context.tempParent ?? tmpdir();
+  const needed = diskStartThreshold(context.experiment.diskBudgetBytes);
+  const deadline = performance.now() + DISK_WAIT_MS;
+  let told = false;
+  for (;;) {
+    const free = await freeBytes(where).catch(() => Number.POSITIVE_INFINITY);
+    if (free >= needed) return;
+    if (context.signal?.aborted) return;
+    if (performance.now() >= deadline) {
+      state.evidence.harnessFailure = {
+        reason: "disk_full",
+        message: `only ${mib(free)} free in ${where}, below the ${mib(needed)} a trial starts with; free space there (or lower diskBudgetMB) and run again with --resume`,
+      };
+      return;
+    }
+    if (!told) {
+      told = true;
+      context.onNotice?.(
+        `disk: only ${mib(free)} free in ${where}, below the ${mib(needed)} a trial starts with: trial ${context.job.seq} waits for space (up to ${DISK_WAIT_MS / 1000} s)`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
 
 /** A fresh copy of the fixture with its git baseline, checked against the frozen snapshot. */
@@ -277,6 +341,7 @@ async function prepareWorkspace(
   state: TrialState,
   held: HeldWorkspace,
 ): Promise<void> {
+  if (state.evidence.harnessFailure !== undefined) return;
   try {
     held.workspace = await createTrialWorkspace(context.task.fixtureDir, {
       ...(context.tempParent ? { tempParent: context.tempParent } : {}),
@@ -354,6 +419,17 @@ async function runAgent(
   const guard = new AbortController();
   const signal = context.signal ? AbortSignal.any([context.signal, guard.signal]) : guard.signal;
   const graceMs = context.executorGraceMs ?? DEFAULT_EXECUTOR_GRACE_MS;
+  // The agent, and every command it runs, stops when the workspace goes over its disk budget.
+  const budget = experiment.diskBudgetBytes;
+  let overBudget: number | undefined;
+  const watch = watchDiskUse({
+    roots: () => [workspace.root],
+    budgetBytes: budget,
+    onExceeded: (bytes) => {
+      overBudget = bytes;
+      guard.abort(new Error("the trial went over its disk budget"));
+    },
+  });
   let guardTimer: NodeJS.Timeout | undefined;
   const abandoned = new Promise<"abandoned">((resolve) => {
     guardTimer = setTimeout(
@@ -400,9 +476,15 @@ async function runAgent(
     state.evidence.harnessFailure = { reason: "executor_threw", message: errorText(error) };
   } finally {
     clearTimeout(guardTimer);
+    await watch.stop();
   }
   state.decisions = policy.decisions();
   state.toolUse = policy.toolUse();
+  if (overBudget !== undefined) {
+    // Whatever the executor made of its stop, the trial ended because of what it wrote.
+    delete state.evidence.harnessFailure;
+    overDiskBudget(state, budget, overBudget, "while its agent ran");
+  }
 }
 
 /** The forge's state is read once the agent stopped (and before grading, which needs it). */
@@ -448,6 +530,11 @@ async function captureChange(
   try {
     const after = await snapshotTree(workspace.root, { mode: "trial" });
     state.afterTree = after;
+    const size = after.files.reduce((sum, entry) => sum + entry.bytes, 0);
+    if (size > context.experiment.diskBudgetBytes) {
+      overDiskBudget(state, context.experiment.diskBudgetBytes, size, "when its agent finished");
+      return;
+    }
     // Git's view can be forged by code the agent ran (a commit, an ignore rule); the
     // harness's own snapshots cannot. A fixture file that changed or vanished is always
     // counted, whatever git says.
@@ -499,6 +586,15 @@ async function captureChange(
     state.storedPatch = scrubbed.bytes;
     state.patchRedacted = scrubbed.redacted;
   } catch (error) {
+    // A full file system is not the trial's doing (another trial, or anything else on the
+    // machine, may have filled it): retried, never blamed on this trial.
+    if (isDiskFull(error)) {
+      state.evidence.harnessFailure = {
+        reason: "disk_full",
+        message: `cannot capture the trial's change: ${errorText(error)}`,
+      };
+      return;
+    }
     // Between the baseline and now only the trial has touched its workspace: whatever keeps
     // the harness from listing or capturing it (a .git deleted or replaced, a name git
     // refuses, one that is not UTF-8, a tree deeper than a path can name, millions of files)
@@ -538,6 +634,7 @@ async function gradeChange(
     },
     ...(state.afterTree ? { expectedTree: state.afterTree } : {}),
     ...(context.signal ? { signal: context.signal } : {}),
+    diskBudgetBytes: context.experiment.diskBudgetBytes,
   });
   state.workspaceScrubs.push(graded.scrubPaths);
   state.evidence.grades = graded.grades;
