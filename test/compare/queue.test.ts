@@ -125,6 +125,29 @@ function queueOf(connection: Redis): Queue {
   return new Queue(TRIALS_QUEUE, { connection, prefix: KEY_PREFIX });
 }
 
+/** The trials queue and its events on connections of their own, all closed after `use`. */
+async function withQueueEvents<T>(
+  use: (queue: Queue, events: QueueEvents) => Promise<T>,
+): Promise<T> {
+  const connection = new Redis(redis.url);
+  const queue = queueOf(connection);
+  const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
+  const events = new QueueEvents(TRIALS_QUEUE, {
+    connection: eventsConnection,
+    prefix: KEY_PREFIX,
+  });
+  try {
+    await events.waitUntilReady();
+    return await use(queue, events);
+  } finally {
+    await queue.obliterate({ force: true });
+    await events.close();
+    await queue.close();
+    eventsConnection.disconnect();
+    connection.disconnect();
+  }
+}
+
 /** Every trial of a verdict, timings and seals aside. */
 function outcomes(verdict: VerdictDocument) {
   return verdict.trials
@@ -424,32 +447,21 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
   it("a worker refuses a job of another harnesslab version with a clear error", async () => {
     const gateDir = await gate();
     const strict = await worker("strict", gateDir);
-    const connection = new Redis(redis.url);
-    const queue = queueOf(connection);
-    const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const events = new QueueEvents(TRIALS_QUEUE, {
-      connection: eventsConnection,
-      prefix: KEY_PREFIX,
-    });
     try {
-      await events.waitUntilReady();
-      const job = await queue.add("trial", {
-        protocol: QUEUE_PROTOCOL,
-        harnesslab: "0.0.0-other",
-        runId: "r",
+      await withQueueEvents(async (queue, events) => {
+        const job = await queue.add("trial", {
+          protocol: QUEUE_PROTOCOL,
+          harnesslab: "0.0.0-other",
+          runId: "r",
+        });
+        const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
+        expect(result).toMatchObject({ kind: "refused", worker: "strict", code: "version" });
+        expect(result.message).toBe(
+          `worker strict runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab 0.0.0-other (queue protocol ${QUEUE_PROTOCOL}): run the same harnesslab version on the coordinator and every worker`,
+        );
+        await strict.waitFor("refused job");
       });
-      const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
-      expect(result).toMatchObject({ kind: "refused", worker: "strict", code: "version" });
-      expect(result.message).toBe(
-        `worker strict runs harnesslab ${HARNESSLAB_VERSION} (queue protocol ${QUEUE_PROTOCOL}); the run's coordinator sent harnesslab 0.0.0-other (queue protocol ${QUEUE_PROTOCOL}): run the same harnesslab version on the coordinator and every worker`,
-      );
-      await strict.waitFor("refused job");
     } finally {
-      await queue.obliterate({ force: true });
-      await events.close();
-      await queue.close();
-      eventsConnection.disconnect();
-      connection.disconnect();
       strict.child.kill("SIGTERM");
       await strict.exited;
     }
@@ -487,45 +499,38 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
   it("a worker given a job whose bundle is not in Redis refuses it as bundle-missing, naming the bundle, and runs nothing", async () => {
     const gateDir = await gate();
     const careful = await worker("careful", gateDir);
-    const connection = new Redis(redis.url);
-    const queue = queueOf(connection);
-    const eventsConnection = new Redis(redis.url, { maxRetriesPerRequest: null });
-    const events = new QueueEvents(TRIALS_QUEUE, {
-      connection: eventsConnection,
-      prefix: KEY_PREFIX,
-    });
     try {
-      await events.waitUntilReady();
-      const bundle = `sha256:${"ab".repeat(32)}`;
-      const job = await queue.add("trial", {
-        protocol: QUEUE_PROTOCOL,
-        harnesslab: HARNESSLAB_VERSION,
-        runId: "run-without-bundle",
-        bundle,
-        bundleRoot: "/nowhere",
-        trials: 2,
-        calibrate: false,
-        unsafeNoSandbox: false,
-        keepForgeRepos: false,
-        harnessHash: "sha256:0",
-        fixtureHash: "sha256:0",
-        trial: { seq: 1, task: "fix-value", variant: "baseline", trialIndex: 1 },
-        attempt: 1,
+      await withQueueEvents(async (queue, events) => {
+        const bundle = `sha256:${"ab".repeat(32)}`;
+        const job = await queue.add("trial", {
+          protocol: QUEUE_PROTOCOL,
+          harnesslab: HARNESSLAB_VERSION,
+          runId: "run-without-bundle",
+          bundle,
+          bundleRoot: "/nowhere",
+          trials: 2,
+          calibrate: false,
+          unsafeNoSandbox: false,
+          keepForgeRepos: false,
+          harnessHash: "sha256:0",
+          fixtureHash: "sha256:0",
+          trial: { seq: 1, task: "fix-value", variant: "baseline", trialIndex: 1 },
+          attempt: 1,
+        });
+        const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
+        expect(result).toMatchObject({
+          kind: "refused",
+          worker: "careful",
+          code: "bundle-missing",
+        });
+        expect(result.message).toMatch(
+          new RegExp(
+            `the run's bundle ${bundle} is not in Redis at redis://127\\.0\\.0\\.1:\\d+ \\(it expired or was removed\\)`,
+          ),
+        );
+        expect(await started(gateDir)).toEqual([]);
       });
-      const result = (await job.waitUntilFinished(events)) as Record<string, unknown>;
-      expect(result).toMatchObject({ kind: "refused", worker: "careful", code: "bundle-missing" });
-      expect(result.message).toMatch(
-        new RegExp(
-          `the run's bundle ${bundle} is not in Redis at redis://127\\.0\\.0\\.1:\\d+ \\(it expired or was removed\\)`,
-        ),
-      );
-      expect(await started(gateDir)).toEqual([]);
     } finally {
-      await queue.obliterate({ force: true });
-      await events.close();
-      await queue.close();
-      eventsConnection.disconnect();
-      connection.disconnect();
       careful.child.kill("SIGTERM");
       await careful.exited;
     }

@@ -186,24 +186,6 @@ export class ScriptedExecutor implements Executor {
       case "aborted":
         trace.push({ type: "aborted" });
         return receipt("aborted", { error: "the run was aborted", agentVersion, agentMs });
-      // A scripted agent is the experimenter's code: when it breaks, the experiment is at
-      // fault, not the setup it stands in for, and the trial is no agent failure.
-      case "threw":
-        trace.push({ type: "agent_error", error: ending.text });
-        return receipt("infra_error", {
-          error: `the scripted agent threw: ${ending.text}`,
-          infraReason: "scripted_agent_failed",
-          agentVersion,
-          agentMs,
-        });
-      case "died":
-        trace.push({ type: "agent_error", error: ending.error });
-        return receipt("infra_error", {
-          error: ending.error,
-          infraReason: "scripted_agent_failed",
-          agentVersion,
-          agentMs,
-        });
       case "load-failed":
         trace.push({ type: "agent_load_failed", error: ending.error });
         return receipt("infra_error", {
@@ -211,9 +193,18 @@ export class ScriptedExecutor implements Executor {
           infraReason: "config_invalid",
           agentVersion,
         });
+      // A scripted agent is the experimenter's code: when it breaks, the experiment is at
+      // fault, not the setup it stands in for, and the trial is no agent failure.
+      case "threw":
+      case "died":
       case "returned-other": {
-        const error = `the scripted agent returned ${ending.type}; expected a string (its final report)`;
-        trace.push({ type: "agent_error", error });
+        const error =
+          ending.kind === "threw"
+            ? `the scripted agent threw: ${ending.text}`
+            : ending.kind === "died"
+              ? ending.error
+              : `the scripted agent returned ${ending.type}; expected a string (its final report)`;
+        trace.push({ type: "agent_error", error: ending.kind === "threw" ? ending.text : error });
         return receipt("infra_error", {
           error,
           infraReason: "scripted_agent_failed",
