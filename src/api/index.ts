@@ -4,13 +4,17 @@
 // internal and may change without notice.
 export { type HostId, type HostProfile, hostProfile } from "../hosts/index.js";
 export {
+  type CompileOptions,
   type CompileResult,
   compileHarness,
   DIAGNOSTIC_CODES,
   type Diagnostic,
   type DiagnosticCode,
   formatDiagnostic,
+  type SourceFileRead,
   type SourceInput,
+  type SourceRead,
+  type SourceReader,
 } from "../language/index.js";
 export {
   createToolPolicy,
@@ -20,7 +24,7 @@ export {
 } from "../policy/index.js";
 export { renderHtmlReport, renderMarkdownReport, renderTerminalSummary } from "../report/index.js";
 export { type ResolveOptions, type ResolveResult, resolveComposition } from "../resolver/index.js";
-export { type InputProblem, InvalidInputError } from "../shared/index.js";
+export { type InputProblem, InvalidInputError, readHarnessSource } from "../shared/index.js";
 export {
   checkOutDir,
   type Experiment,

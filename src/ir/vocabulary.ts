@@ -1,6 +1,12 @@
-// The closed vocabularies of `.harness` v0.1 and IR 0.1.0, shared by the compiler, the resolver and the hosts.
+// The closed vocabularies of `.harness` v0.1/v0.2 and IR 0.1.0/0.2.0, shared by the compiler, the
+// resolver and the hosts.
 
+/** The IR a v0.1 program compiles to: every document of it is byte for byte what it always was. */
 export const IR_VERSION = "0.1.0";
+/** The IR a program that uses a v0.2 clause (source, mcp, hook, tools, a v0.2 kind) compiles to. */
+export const IR_VERSION_V2 = "0.2.0";
+export const IR_VERSIONS = [IR_VERSION, IR_VERSION_V2] as const;
+export type IrVersion = (typeof IR_VERSIONS)[number];
 
 export const COMPONENT_KINDS = [
   "skill",
@@ -12,7 +18,27 @@ export const COMPONENT_KINDS = [
   "observer",
   "ui",
 ] as const;
-export type ComponentKind = (typeof COMPONENT_KINDS)[number];
+/**
+ * v0.2 adds `instructions` (a Markdown file the host reads as instructions: CLAUDE.md,
+ * AGENTS.md, an appended system prompt) and `subagent` (an agent the host can hand work to: a
+ * description, a prompt file, its tools).
+ */
+export const COMPONENT_KINDS_V2 = [...COMPONENT_KINDS, "instructions", "subagent"] as const;
+export type ComponentKind = (typeof COMPONENT_KINDS_V2)[number];
+
+/** The host events a `hook` component may run on (Claude Code's names, which others map to). */
+export const HOOK_EVENTS = [
+  "PreToolUse",
+  "PostToolUse",
+  "UserPromptSubmit",
+  "Stop",
+  "SubagentStop",
+  "SessionStart",
+  "SessionEnd",
+  "Notification",
+  "PreCompact",
+] as const;
+export type HookEvent = (typeof HOOK_EVENTS)[number];
 
 export const PERMISSION_DOMAINS = ["workspace", "process", "network", "model"] as const;
 export type PermissionDomain = (typeof PERMISSION_DOMAINS)[number];

@@ -35,6 +35,15 @@ export const DIAGNOSTIC_CODES = {
   HL2018: "child composition re-declares an inherited member",
   HL2019: "composition has no target host",
   HL2020: "composition inheritance chain too deep",
+  HL2021:
+    "a v0.2 clause on a component of another kind (mcp on a tool, hook on a hook, tools on a subagent)",
+  HL2022:
+    "a v0.2 clause or component without what it needs (an mcp command, a hook event and command, a source)",
+  HL2023: "variable set twice in an mcp env",
+  HL2024: "source path not a plain relative path inside the .harness file's folder",
+  HL2025: "source cannot be read (missing, unreadable, a symbolic link, too large)",
+  HL2026:
+    "source malformed for its kind (a skill without a valid SKILL.md, instructions that are not Markdown)",
   HL3001: "host is not one harnesslab knows",
   HL3002: "permission listed twice in a component",
 } as const;

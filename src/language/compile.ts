@@ -2,7 +2,7 @@ import type { HarnessIrBundle } from "../ir/index.js";
 import { lex } from "./lexer.js";
 import { lowerProgram } from "./lower.js";
 import { parseTokens } from "./parser.js";
-import type { Diagnostic, ParsedFile, RawDiagnostic, SourceInput } from "./types.js";
+import type { Diagnostic, ParsedFile, RawDiagnostic, SourceInput, SourceReader } from "./types.js";
 import { validateProgram } from "./validate.js";
 
 /** The uri of the `index`-th input when the caller passes bare text (the reference's convention). */
@@ -22,7 +22,15 @@ export interface CompileResult {
  * throws for bad input; every problem is a diagnostic, and no bundle is produced when any
  * diagnostic is an error.
  */
-export function compileHarness(input: string | readonly SourceInput[]): CompileResult {
+export interface CompileOptions {
+  /** Reads components' `source` files (v0.2); without it, a `source` is a diagnostic. */
+  readSource?: SourceReader;
+}
+
+export function compileHarness(
+  input: string | readonly SourceInput[],
+  options: CompileOptions = {},
+): CompileResult {
   const sources: readonly SourceInput[] =
     typeof input === "string" ? [{ uri: defaultUri(0), text: input }] : input;
   const raw: RawDiagnostic[] = [];
@@ -30,7 +38,7 @@ export function compileHarness(input: string | readonly SourceInput[]): CompileR
     uri: source.uri,
     declarations: parseTokens(lex(source.text, index, raw), index, raw),
   }));
-  const model = validateProgram(files, raw);
+  const model = validateProgram(files, raw, options.readSource);
   const diagnostics = finalizeDiagnostics(raw, sources);
   if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
   return { bundle: lowerProgram(model), diagnostics };

@@ -1,4 +1,4 @@
-// Lowers a validated program to an IR 0.1.0 bundle. Runs only when validation found no error, so
+// Lowers a validated program to an IR 0.1.0 bundle (0.2.0 when it uses anything of v0.2). Runs only when validation found no error, so
 // every name, version and minimum it reads is present. Object keys are written in the order of
 // the IR definitions (see src/ir/documents.ts).
 
@@ -9,11 +9,14 @@ import {
   type CompositionSpec,
   type HarnessIrBundle,
   IR_VERSION,
+  IR_VERSION_V2,
+  type IrVersion,
   type PluginBinding,
   type PluginManifest,
   type TargetBinding,
 } from "../ir/index.js";
 import { flattenComposition } from "./inheritance.js";
+import { type ReadSource, v02Fields } from "./sources.js";
 import type {
   BindingDecl,
   ComponentDecl,
@@ -29,8 +32,12 @@ function required<T>(value: T | undefined, what: string): T {
 }
 
 export function lowerProgram(model: ProgramModel): HarnessIrBundle {
-  const components = model.components.map(lowerComponent);
-  const bindings = model.bindings.flatMap(lowerBinding);
+  // A v0.1 program stays IR 0.1.0, byte for byte; anything of v0.2 makes the whole bundle 0.2.0.
+  const irVersion: IrVersion = model.v02 ? IR_VERSION_V2 : IR_VERSION;
+  const components = model.components.map((decl) =>
+    lowerComponent(decl, irVersion, model.sources.get(decl)),
+  );
+  const bindings = model.bindings.flatMap((decl) => lowerBinding(decl, irVersion));
   const bindingsByComponent = new Map<string, PluginBinding[]>();
   for (const binding of bindings) {
     const joined: PluginBinding = {
@@ -43,12 +50,14 @@ export function lowerProgram(model: ProgramModel): HarnessIrBundle {
     if (list === undefined) bindingsByComponent.set(binding.componentId, [joined]);
     else list.push(joined);
   }
-  const plugins = model.plugins.map((plugin) => lowerPlugin(plugin, bindingsByComponent));
+  const plugins = model.plugins.map((plugin) =>
+    lowerPlugin(plugin, bindingsByComponent, irVersion),
+  );
   const compositions = model.compositions.map((composition) =>
-    lowerComposition(composition, model.compositionByName),
+    lowerComposition(composition, model.compositionByName, irVersion),
   );
   return {
-    irVersion: IR_VERSION,
+    irVersion,
     kind: "harness-ir-bundle",
     components,
     bindings,
@@ -57,9 +66,13 @@ export function lowerProgram(model: ProgramModel): HarnessIrBundle {
   };
 }
 
-function lowerComponent(decl: ComponentDecl): ComponentContract {
+function lowerComponent(
+  decl: ComponentDecl,
+  irVersion: IrVersion,
+  source: ReadSource | undefined,
+): ComponentContract {
   return {
-    irVersion: IR_VERSION,
+    irVersion,
     kind: "component-contract",
     id: required(decl.name, "component name").text,
     componentKind: required(decl.kind, "component kind").value,
@@ -67,15 +80,16 @@ function lowerComponent(decl: ComponentDecl): ComponentContract {
     inputs: decl.inputs.map((name) => name.text),
     outputs: decl.outputs.map((name) => name.text),
     permissions: decl.permissions.map(({ domain, access }) => ({ domain, access })),
+    ...v02Fields(decl, source),
   };
 }
 
 // A binding without mechanism or strength is advisory prompt guidance, the one mechanism every
 // v0.1 host materializes; `for [a, b]` yields one binding per host.
-function lowerBinding(decl: BindingDecl): TargetBinding[] {
+function lowerBinding(decl: BindingDecl, irVersion: IrVersion): TargetBinding[] {
   const componentId = required(decl.component, "binding component").text;
   return decl.hosts.map((host) => ({
-    irVersion: IR_VERSION,
+    irVersion,
     kind: "target-binding",
     componentId,
     host: host.text,
@@ -88,10 +102,11 @@ function lowerBinding(decl: BindingDecl): TargetBinding[] {
 function lowerPlugin(
   decl: PluginDecl,
   bindingsByComponent: ReadonlyMap<string, readonly PluginBinding[]>,
+  irVersion: IrVersion,
 ): PluginManifest {
   const provides = decl.provides.map((name) => name.text);
   return {
-    irVersion: IR_VERSION,
+    irVersion,
     kind: "plugin-manifest",
     id: required(decl.name, "plugin name").text,
     version: required(decl.version, "plugin version").value,
@@ -103,10 +118,11 @@ function lowerPlugin(
 function lowerComposition(
   decl: CompositionDecl,
   byName: ReadonlyMap<string, CompositionDecl>,
+  irVersion: IrVersion,
 ): CompositionSpec {
   const flat = flattenComposition(decl, byName);
   return {
-    irVersion: IR_VERSION,
+    irVersion,
     kind: "composition-spec",
     id: required(decl.name, "composition name").text,
     target: required(flat.target, "composition target").text,

@@ -5,12 +5,13 @@
 // top level, until the next declaration keyword. After an error, further errors are suppressed
 // until parsing is back on track ("panic mode"), so one mistake yields one diagnostic.
 import {
-  COMPONENT_KINDS,
+  COMPONENT_KINDS_V2,
   type ComponentKind,
   DEGRADATION_POLICIES,
   type DegradationPolicy,
   DURATION_UNITS_MS,
   type DurationUnit,
+  HOOK_EVENTS,
   PERMISSION_ACCESSES,
   PERMISSION_DOMAINS,
   type PermissionAccess,
@@ -25,7 +26,9 @@ import type {
   ComponentDecl,
   CompositionDecl,
   Declaration,
+  HookNode,
   IncludeNode,
+  McpNode,
   NameNode,
   PluginDecl,
   RawDiagnostic,
@@ -41,7 +44,19 @@ const DECLARATION_KEYWORDS: ReadonlySet<string> = new Set([
   "plugin",
   "composition",
 ]);
-const COMPONENT_CLAUSES = ["kind", "description", "input", "output", "permissions"] as const;
+const COMPONENT_CLAUSES = [
+  "kind",
+  "description",
+  "input",
+  "output",
+  "permissions",
+  "source",
+  "mcp",
+  "hook",
+  "tools",
+] as const;
+const MCP_CLAUSES = ["command", "args", "env"] as const;
+const HOOK_CLAUSES = ["event", "command"] as const;
 const BINDING_CLAUSES = ["mechanism", "strength", "notes"] as const;
 const PLUGIN_CLAUSES = ["version", "provides"] as const;
 const COMPOSITION_CLAUSES = ["target", "include", "require", "configure"] as const;
@@ -507,11 +522,11 @@ class Parser {
     const open = this.openBlock("component", `after ${header}`);
     if (open === undefined) return decl;
     let sawKind = false;
-    this.parseBlock("component", open, COMPONENT_CLAUSES, (clause) => {
+    this.parseBlock("component", open, COMPONENT_CLAUSES, (clause, keyword) => {
       switch (clause) {
         case "kind": {
           sawKind = true;
-          const kind = this.expectEnum<ComponentKind>(COMPONENT_KINDS, 'after "kind"');
+          const kind = this.expectEnum<ComponentKind>(COMPONENT_KINDS_V2, 'after "kind"');
           if (kind !== undefined) decl.kind = kind;
           return;
         }
@@ -526,6 +541,24 @@ class Parser {
         case "output":
           decl.outputs.push(...this.parseNameList("output", 'after "output"'));
           return;
+        case "source": {
+          const source = this.expectString('after "source"');
+          if (source !== undefined) decl.source = source;
+          return;
+        }
+        case "mcp": {
+          const mcp = this.parseMcp(keyword);
+          if (mcp !== undefined) decl.mcp = mcp;
+          return;
+        }
+        case "hook": {
+          const hook = this.parseHook(keyword);
+          if (hook !== undefined) decl.hook = hook;
+          return;
+        }
+        case "tools":
+          decl.tools = { keyword, names: this.parseNames("tools list", "a tool name") };
+          return;
         default:
           decl.permissions.push(...this.parsePermissions());
       }
@@ -534,10 +567,103 @@ class Parser {
       this.report(
         "HL1009",
         name?.span ?? keyword,
-        `component ${name === undefined ? "" : `"${name.text}" `}has no "kind": add "kind <k>" with k ${oneOf(COMPONENT_KINDS)}`,
+        `component ${name === undefined ? "" : `"${name.text}" `}has no "kind": add "kind <k>" with k ${oneOf(COMPONENT_KINDS_V2)}`,
       );
     }
     return decl;
+  }
+
+  /** `mcp { command "…" args [ "…", … ] env { NAME "value" … } }` (v0.2, on a tool). */
+  private parseMcp(keyword: Span): McpNode | undefined {
+    const open = this.openBlock("mcp", 'after "mcp"');
+    if (open === undefined) return undefined;
+    const mcp: McpNode = { keyword, args: [], env: [] };
+    this.parseBlock("mcp", open, MCP_CLAUSES, (clause) => {
+      if (clause === "command") {
+        const command = this.expectString('after "command"');
+        if (command !== undefined) mcp.command = command;
+      } else if (clause === "args")
+        mcp.args.push(...this.parseStrings("args list", 'after "args"'));
+      else mcp.env.push(...this.parseEnv());
+    });
+    return mcp;
+  }
+
+  /** `hook { event <Event> command [ "…", … ] }` (v0.2, on a hook). */
+  private parseHook(keyword: Span): HookNode | undefined {
+    const open = this.openBlock("hook", 'after "hook"');
+    if (open === undefined) return undefined;
+    const hook: HookNode = { keyword, command: [] };
+    this.parseBlock("hook", open, HOOK_CLAUSES, (clause) => {
+      if (clause === "event") {
+        const event = this.expectEnum<string>(HOOK_EVENTS, 'after "event"');
+        if (event !== undefined) hook.event = { text: event.value, span: event.span };
+      } else hook.command.push(...this.parseStrings("command list", 'after "command"'));
+    });
+    return hook;
+  }
+
+  /** `[ "…", "…" ]`: a list of strings (an argument list). */
+  private parseStrings(what: string, after: string): ValueNode<string>[] {
+    const values: ValueNode<string>[] = [];
+    if (this.kind() !== T.LBracket) {
+      this.expected(`"[" to open the ${what}`, after);
+      return values;
+    }
+    this.parseBracketList(what, "a string", () => {
+      const value = this.expectString(`in the ${what}`);
+      if (value !== undefined) values.push(value);
+    });
+    return values;
+  }
+
+  /** `[ Name, Name ]`: a list of names. */
+  private parseNames(what: string, itemWhat: string): NameNode[] {
+    const names: NameNode[] = [];
+    if (this.kind() !== T.LBracket) {
+      this.expected(`"[" to open the ${what}`, 'after "tools"');
+      return names;
+    }
+    this.parseBracketList(what, itemWhat, () => {
+      const name = this.expectName(itemWhat, `in the ${what}`);
+      if (name !== undefined) names.push(name);
+    });
+    return names;
+  }
+
+  /** `env { NAME "value" … }`: variables, each a name and a string. */
+  private parseEnv(): McpNode["env"] {
+    const env: McpNode["env"] = [];
+    if (this.kind() !== T.LBrace) {
+      this.expected('"{" to open the env block', 'after "env"');
+      return env;
+    }
+    const open = this.span();
+    this.advance();
+    for (;;) {
+      const kind = this.kind();
+      if (kind === T.RBrace) {
+        this.advance();
+        return env;
+      }
+      if (kind === T.EOF) {
+        this.error(
+          "HL1010",
+          this.span(),
+          `expected "}" to close the env block opened at ${this.where(open)}, found end of file`,
+        );
+        return env;
+      }
+      if (kind !== T.Word) {
+        this.expected('a variable name or "}"', "in the env block");
+        this.skipUnexpected();
+        continue;
+      }
+      const name = this.name();
+      this.advance();
+      const value = this.expectString(`after the variable name "${name.text}"`);
+      if (value !== undefined) env.push({ name, value });
+    }
   }
 
   private parsePermissions(): ComponentDecl["permissions"] {

@@ -51,6 +51,21 @@ interface PermissionNode {
   span: Span;
 }
 
+/** `mcp { command "…" args [ "…", … ] env { NAME "value" … } }` on a tool component. */
+export interface McpNode {
+  keyword: Span;
+  command?: ValueNode<string>;
+  args: ValueNode<string>[];
+  env: { name: NameNode; value: ValueNode<string> }[];
+}
+
+/** `hook { event Stop command [ "node", "hooks/stop.mjs" ] }` on a hook component. */
+export interface HookNode {
+  keyword: Span;
+  event?: NameNode;
+  command: ValueNode<string>[];
+}
+
 export interface ComponentDecl {
   type: "component";
   keyword: Span;
@@ -60,7 +75,34 @@ export interface ComponentDecl {
   inputs: NameNode[];
   outputs: NameNode[];
   permissions: PermissionNode[];
+  /** v0.2: the file or folder the component is made of, relative to its `.harness` file. */
+  source?: ValueNode<string>;
+  mcp?: McpNode;
+  hook?: HookNode;
+  /** v0.2: a subagent's tools. */
+  tools?: { keyword: Span; names: NameNode[] };
 }
+
+/** A file of a component's source as the reader found it. */
+export interface SourceFileRead {
+  /** Relative to the source (a folder's files) or its own name (a file), `/`-separated. */
+  path: string;
+  /** `sha256:<hex>` of its bytes. */
+  sha256: string;
+  /** Its text, for a UTF-8 file small enough to check (a SKILL.md, a prompt). */
+  text?: string;
+}
+
+export type SourceRead =
+  | { ok: true; type: "file" | "directory"; files: SourceFileRead[] }
+  | { ok: false; error: string };
+
+/**
+ * Reads a component's `source`: `path` as written, relative to the `.harness` file at `fromUri`.
+ * The compiler does no I/O of its own; callers that compile from files pass one
+ * (`readHarnessSource` reads the file system, keeping every path inside the file's folder).
+ */
+export type SourceReader = (fromUri: string, path: string) => SourceRead;
 
 export interface BindingDecl {
   type: "binding";

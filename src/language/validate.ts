@@ -4,6 +4,7 @@ import semver from "semver";
 import { HOST_IDS, isHostId } from "../hosts/index.js";
 import { compareStrength } from "../ir/index.js";
 import { ancestorsOf, flattenComposition, MAX_EXTENDS_DEPTH } from "./inheritance.js";
+import { checkV02Clauses, type ReadSource, usesV02 } from "./sources.js";
 import type {
   BindingDecl,
   ComponentDecl,
@@ -12,11 +13,16 @@ import type {
   ParsedFile,
   PluginDecl,
   RawDiagnostic,
+  SourceReader,
   Span,
 } from "./types.js";
 
 export interface ProgramModel {
   components: ComponentDecl[];
+  /** Each component's source as read (v0.2). */
+  sources: Map<ComponentDecl, ReadSource>;
+  /** Whether anything of v0.2 is used: the bundle is then IR 0.2.0. */
+  v02: boolean;
   bindings: BindingDecl[];
   plugins: PluginDecl[];
   compositions: CompositionDecl[];
@@ -27,13 +33,16 @@ export interface ProgramModel {
 export function validateProgram(
   files: readonly ParsedFile[],
   diagnostics: RawDiagnostic[],
+  readSource?: SourceReader,
 ): ProgramModel {
-  return new Validator(files, diagnostics).run();
+  return new Validator(files, diagnostics, readSource).run();
 }
 
 class Validator {
   private readonly model: ProgramModel = {
     components: [],
+    sources: new Map(),
+    v02: false,
     bindings: [],
     plugins: [],
     compositions: [],
@@ -49,6 +58,7 @@ class Validator {
   constructor(
     private readonly files: readonly ParsedFile[],
     private readonly diagnostics: RawDiagnostic[],
+    private readonly readSource: SourceReader | undefined,
   ) {}
 
   run(): ProgramModel {
@@ -216,6 +226,14 @@ class Validator {
         `duplicate output "${name.text}" in component ${label}: already listed at ${first.line}:${first.column}`,
       );
     });
+    if (usesV02(component)) {
+      this.model.v02 = true;
+      const uri = this.files[component.keyword.file]?.uri ?? "?";
+      const source = checkV02Clauses(component, uri, this.readSource, (code, span, message) =>
+        this.error(code, span, message),
+      );
+      if (source !== undefined) this.model.sources.set(component, source);
+    }
     const permissions = new Map<string, Span>();
     for (const permission of component.permissions) {
       const key = `${permission.domain} ${permission.access}`;

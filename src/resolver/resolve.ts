@@ -4,7 +4,6 @@ import {
   contentHash,
   type HarnessIrBundle,
   type HarnessRevision,
-  IR_VERSION,
   type PluginManifest,
   type Realization,
   type ResolutionReport,
@@ -58,7 +57,7 @@ export function resolveComposition(
   if (composition === undefined) {
     return {
       report: {
-        irVersion: IR_VERSION,
+        irVersion: bundle.irVersion,
         kind: "resolution-report",
         compositionId,
         target: options.host ?? "unknown",
@@ -136,7 +135,7 @@ export function resolveComposition(
   realizations.sort(byComponentId);
 
   const report: ResolutionReport = {
-    irVersion: IR_VERSION,
+    irVersion: bundle.irVersion,
     kind: "resolution-report",
     compositionId,
     target: host,
@@ -150,7 +149,7 @@ export function resolveComposition(
     (contract): contract is ComponentContract => contract !== undefined,
   );
   const body: Omit<HarnessRevision, "revisionId"> = {
-    irVersion: IR_VERSION,
+    irVersion: bundle.irVersion,
     kind: "harness-revision",
     composition: { id: composition.id, contentHash: contentHash(composition) },
     target: { host },

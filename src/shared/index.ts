@@ -6,6 +6,7 @@ export {
   readTextFile,
   readValidJsonFile,
 } from "./files.js";
+export { readHarnessSource } from "./harness-source.js";
 export { duplicateKeyProblems } from "./json-keys.js";
 export { isPathInside } from "./paths.js";
 export { runPool } from "./pool.js";

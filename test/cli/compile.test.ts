@@ -65,7 +65,7 @@ describe("harness compile", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr).toBe(
       [
-        'broken.harness:2:8: error HL1006 expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer" or "ui" after "kind", found "gadget"',
+        'broken.harness:2:8: error HL1006 expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer", "ui", "instructions" or "subagent" after "kind", found "gadget"',
         "    2 |   kind gadget",
         "      |        ^^^^^^",
         "",

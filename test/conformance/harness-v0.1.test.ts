@@ -347,7 +347,7 @@ const INVALID: Record<string, InvalidExpectation> = {
         line: 3,
         column: 8,
         message:
-          'expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer" or "ui" after "kind", found "gadget"',
+          'expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer", "ui", "instructions" or "subagent" after "kind", found "gadget"',
       },
     ],
   },

@@ -96,6 +96,13 @@ composition run { target pi include [ plugin.gates@1 ] require gate { preferred 
 
   it("publishes one JSON Schema per IR document kind", () => {
     expect(Object.keys(jsonSchemas).sort()).toEqual([
+      "ir-0.2-bundle",
+      "ir-0.2-component-contract",
+      "ir-0.2-composition-spec",
+      "ir-0.2-plugin-manifest",
+      "ir-0.2-resolution-report",
+      "ir-0.2-revision",
+      "ir-0.2-target-binding",
       "ir-bundle",
       "ir-component-contract",
       "ir-composition-spec",
@@ -132,7 +139,7 @@ composition run { target pi include [ plugin.gates@1 ] require gate { preferred 
       bindings: Array<Record<string, unknown>>;
       compositions: Array<{ settings: Array<{ value: Record<string, unknown> }> }>;
     };
-    wrong.irVersion = "0.2.0";
+    wrong.irVersion = "0.3.0";
     wrong.bindings[0]!.strength = "strong";
     wrong.compositions[0]!.settings[0]!.value.ms = -1;
     const result = parseIrBundle(wrong);
@@ -144,5 +151,11 @@ composition run { target pi include [ plugin.gates@1 ] require gate { preferred 
         "compositions[0].settings[0].value.ms",
       ]);
     }
+    // A 0.2.0 bundle is held to IR 0.2.0 throughout: no 0.1.0 document inside it.
+    const mixed = structuredClone(bundle) as unknown as Record<string, unknown>;
+    mixed.irVersion = "0.2.0";
+    const read = parseIrBundle(mixed);
+    expect(read.ok).toBe(false);
+    if (!read.ok) expect(read.problems[0]?.path).toBe("components[0].irVersion");
   });
 });

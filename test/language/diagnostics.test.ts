@@ -1,5 +1,7 @@
 // Focused invalid fixtures (examples/invalid/): each diagnostic is asserted with its code, line,
 // column and message, so a change in wording or position is a visible, reviewed change.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   compileHarness,
@@ -7,7 +9,10 @@ import {
   type Diagnostic,
   formatDiagnostic,
 } from "../../src/language/index.js";
+import { readHarnessSource } from "../../src/shared/index.js";
 import { located, readExample, withComposition } from "./support.js";
+
+const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 type Expected = Pick<Diagnostic, "code" | "line" | "column" | "message"> & {
   severity?: Diagnostic["severity"];
@@ -19,6 +24,7 @@ function compileFixtures(...files: string[]) {
       uri: `examples/invalid/${file}`,
       text: readExample(`invalid/${file}`),
     })),
+    { readSource: (uri, path) => readHarnessSource(join(REPO, uri), path) },
   );
 }
 
@@ -35,6 +41,26 @@ function expectDiagnostics(diagnostics: readonly Diagnostic[], expected: readonl
 }
 
 describe("focused invalid fixtures", () => {
+  it("v02-clauses.harness: every misuse of source, mcp, hook and tools, at its place", () => {
+    const { bundle, diagnostics } = compileFixtures("v02-clauses.harness");
+    expect(bundle).toBeUndefined();
+    expect(diagnostics.map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`)).toEqual([
+      '2:37 HL2021 "mcp" belongs on a component of kind tool; "misplaced" is of kind workflow',
+      '3:34 HL2022 the mcp block of "no-command" has no command: add command "<program>" (the stdio MCP server to start)',
+      '4:65 HL2023 variable "MODE" is already set at 4:56 in the env of "twice"',
+      '5:39 HL2024 source "../outside" leaves the folder of its .harness file (..); give a path inside the folder of examples/invalid/v02-clauses.harness',
+      expect.stringMatching(
+        /^6:39 HL2025 source "v02\/no-such-folder" cannot be read: no such file or folder \(looked for .*examples\/invalid\/v02\/no-such-folder\)$/,
+      ),
+      '7:43 HL2026 source "v02/not-a-skill" of "not-a-skill": the folder has no SKILL.md',
+      '8:41 HL2026 source "v02/bad-front-matter" of "bad-front": SKILL.md\'s front matter needs a name: lower-case letters, digits and hyphens, at most 64 characters',
+      '9:49 HL2026 source "v02/rules.txt" of "text-rules": the source of instructions is one Markdown file (.md)',
+      '10:11 HL2022 subagent "no-prompt" has no source: add source "<prompt.md>", the Markdown file with its instructions',
+      '11:33 HL2022 the hook block of "bad-event" needs an event and a command: hook { event Stop command ["node", "hooks/stop.mjs"] }',
+      '11:46 HL1006 expected one of "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd", "Notification" or "PreCompact" after "event", found "Finish"',
+    ]);
+  });
+
   it("syntax-errors.harness: reports every syntax error of the file, recovering after each", () => {
     const { bundle, diagnostics } = compileFixtures("syntax-errors.harness");
     expect(bundle).toBeUndefined();
@@ -44,14 +70,14 @@ describe("focused invalid fixtures", () => {
         line: 3,
         column: 8,
         message:
-          'expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer" or "ui" after "kind", found "skil"',
+          'expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer", "ui", "instructions" or "subagent" after "kind", found "skil"',
       },
       {
         code: "HL1007",
         line: 5,
         column: 3,
         message:
-          'expected one of "kind", "description", "input", "output", "permissions" or "}" in the component block, found "colour"',
+          'expected one of "kind", "description", "input", "output", "permissions", "source", "mcp", "hook", "tools" or "}" in the component block, found "colour"',
       },
       {
         code: "HL1005",
@@ -154,7 +180,7 @@ describe("focused invalid fixtures", () => {
         line: 7,
         column: 11,
         message:
-          'component "writer" has no "kind": add "kind <k>" with k one of "skill", "tool", "program", "workflow", "hook", "policy", "observer" or "ui"',
+          'component "writer" has no "kind": add "kind <k>" with k one of "skill", "tool", "program", "workflow", "hook", "policy", "observer", "ui", "instructions" or "subagent"',
       },
       {
         code: "HL1009",
@@ -419,6 +445,7 @@ describe("every diagnostic code", () => {
       ["duplicates.harness"],
       ["warnings.harness"],
       ["cross-file-a.harness", "cross-file-b.harness"],
+      ["v02-clauses.harness"],
     ];
     const seen = new Set(
       programs.flatMap((files) => compileFixtures(...files).diagnostics.map((d) => d.code)),
@@ -446,7 +473,7 @@ describe("formatDiagnostic", () => {
 
   it("renders file:line:col, severity, code and message", () => {
     expect(formatDiagnostic(diagnostic)).toBe(
-      'a.harness:2:7: error HL1006 expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer" or "ui" after "kind", found "gadget"',
+      'a.harness:2:7: error HL1006 expected one of "skill", "tool", "program", "workflow", "hook", "policy", "observer", "ui", "instructions" or "subagent" after "kind", found "gadget"',
     );
   });
 

@@ -11,7 +11,7 @@ import {
   type SourceInput,
 } from "../../language/index.js";
 import { resolveComposition } from "../../resolver/index.js";
-import { fileReadProblem } from "../../shared/index.js";
+import { fileReadProblem, readHarnessSource } from "../../shared/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 
 interface CompileOptions {
@@ -72,7 +72,10 @@ async function compileFiles(
   io: CliIO,
 ): Promise<CompiledOrExit> {
   const sources = await readSources(files, io);
-  const { bundle, diagnostics } = compileHarness(sources);
+  // Components' sources are read relative to their .harness file, as the file is named here.
+  const { bundle, diagnostics } = compileHarness(sources, {
+    readSource: (uri, path) => readHarnessSource(resolvePath(io.cwd, uri), path),
+  });
   const texts = new Map(sources.map((source) => [source.uri, source.text]));
   if (bundle === undefined) {
     if (json) io.stdout(`${JSON.stringify({ diagnostics }, null, 2)}\n`);

@@ -131,6 +131,8 @@ async function walk(
 export interface PackOptions {
   /** Folders never packed, wherever they are (the run's `--out`, which may sit beside an agent). */
   exclude?: readonly string[];
+  /** Components' sources (files or folders) the experiment's `.harness` files name. */
+  sources?: readonly string[];
 }
 
 /**
@@ -141,12 +143,20 @@ export async function packBundle(
   experiment: Experiment,
   packOptions: PackOptions = {},
 ): Promise<Bundle> {
-  const { files, dirs } = experimentPaths(experiment);
+  const found = experimentPaths(experiment);
+  const files = [...found.files];
+  const dirs = [...found.dirs];
+  for (const source of packOptions.sources ?? [])
+    if ((await lstat(source).catch(() => undefined))?.isDirectory()) dirs.push(source);
+    else files.push(source);
   const root = commonRoot([...files, ...dirs]);
   const excluded = new Set((packOptions.exclude ?? []).map((dir) => resolve(dir)));
   const paths = new Set<string>(files);
   for (const dir of dirs) {
-    const fixture = experiment.tasks.some((t) => t.fixtureDir === dir);
+    // A fixture or a component's source goes whole: it is the task, or the setup.
+    const fixture =
+      experiment.tasks.some((t) => t.fixtureDir === dir) ||
+      (packOptions.sources ?? []).includes(dir);
     const skip = (name: string, absolute: string) =>
       excluded.has(absolute) || (!fixture && skippedInAgentFolder(name));
     for (const path of await walk(dir, skip)) paths.add(path);

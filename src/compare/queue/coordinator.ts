@@ -137,7 +137,10 @@ class QueuedRun {
   async open(): Promise<void> {
     const { experiment, options, inputs, runKey } = this.setup;
     await reach(this.connection, this.address);
-    this.bundle = await packBundle(experiment, { exclude: [options.outDir] });
+    this.bundle = await packBundle(experiment, {
+      exclude: [options.outDir],
+      sources: inputs.prepared.sourcePaths,
+    });
     await this.publishBundle();
     this.queue = new Queue<TrialJobData, TrialResult>(TRIALS_QUEUE, {
       connection: this.connection,

@@ -1,7 +1,7 @@
 // Assembly for a run: compile the experiment's .harness files once and resolve every
 // variant's composition for the runtime host into a revision and its run preamble.
 import { readFile } from "node:fs/promises";
-import { relative } from "node:path";
+import { dirname, relative, resolve } from "node:path";
 import { buildRunPreamble, type HostId } from "../../hosts/index.js";
 import {
   canonicalJson,
@@ -12,7 +12,7 @@ import {
 } from "../../ir/index.js";
 import { compileHarness, type Diagnostic, formatDiagnostic } from "../../language/index.js";
 import { resolveComposition } from "../../resolver/index.js";
-import type { InputProblem } from "../../shared/index.js";
+import { type InputProblem, readHarnessSource } from "../../shared/index.js";
 import {
   type Experiment,
   FORGE_ACCESS_SETTING,
@@ -24,6 +24,8 @@ import {
 interface CompiledHarnessFiles {
   ok: true;
   bundle: HarnessIrBundle;
+  /** Absolute paths of the components' sources (files or folders) the compilation read. */
+  sourcePaths: string[];
   /** `sha256:` over the files' relative names and bytes: pins the exact harness text. */
   harnessHash: string;
 }
@@ -51,7 +53,14 @@ export async function compileHarnessFiles(
       };
     }
   }
-  const compiled = compileHarness(sources);
+  const sourcePaths = new Set<string>();
+  const compiled = compileHarness(sources, {
+    readSource: (uri, path) => {
+      const file = resolve(baseDir, uri);
+      sourcePaths.add(resolve(dirname(file), path));
+      return readHarnessSource(file, path);
+    },
+  });
   if (compiled.bundle === undefined) {
     const errors = compiled.diagnostics.filter((d) => d.severity === "error");
     return {
@@ -63,8 +72,14 @@ export async function compileHarnessFiles(
       })),
     };
   }
-  const harnessHash = `sha256:${sha256Hex(canonicalJson(sources.map((s) => ({ uri: s.uri, sha256: sha256Hex(s.text) }))))}`;
-  return { ok: true, bundle: compiled.bundle, harnessHash };
+  const texts = sources.map((s) => ({ uri: s.uri, sha256: sha256Hex(s.text) }));
+  // Components' source files are part of the setup: a changed skill is another harness. (A
+  // program without sources hashes as it always did, so earlier runs still resume.)
+  const componentSources = compiled.bundle.components.flatMap((c) =>
+    c.source === undefined ? [] : [{ component: c.id, files: c.source.files }],
+  );
+  const harnessHash = `sha256:${sha256Hex(canonicalJson(componentSources.length === 0 ? texts : { files: texts, sources: componentSources }))}`;
+  return { ok: true, bundle: compiled.bundle, harnessHash, sourcePaths: [...sourcePaths].sort() };
 }
 
 export interface AssembledVariant {
@@ -93,6 +108,8 @@ export type AssembleResult =
       ok: true;
       bundle: HarnessIrBundle;
       harnessHash: string;
+      /** Absolute paths of the components' sources (a queue's bundle carries them). */
+      sourcePaths: string[];
       variants: Map<string, AssembledVariant>;
     }
   | { ok: false; problems: InputProblem[] };
@@ -137,7 +154,13 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
   // A calibration compares the baseline with itself on purpose.
   if (experiment.calibration === undefined) problems.push(...sameSetups(experiment, variants));
   if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, bundle: compiled.bundle, harnessHash: compiled.harnessHash, variants };
+  return {
+    ok: true,
+    bundle: compiled.bundle,
+    harnessHash: compiled.harnessHash,
+    sourcePaths: compiled.sourcePaths,
+    variants,
+  };
 }
 
 /**

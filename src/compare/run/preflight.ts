@@ -30,6 +30,8 @@ export interface PreflightOptions {
 
 export interface Prepared {
   harnessHash: string;
+  /** Absolute paths of the components' sources, files or folders. */
+  sourcePaths: string[];
   variants: Map<string, AssembledVariant>;
   graders: Map<string, PreparedGrader[]>;
   containment: ChosenSandbox;
@@ -145,6 +147,7 @@ export async function preflight(
   return {
     prepared: {
       harnessHash: assembled.harnessHash,
+      sourcePaths: assembled.sourcePaths,
       variants: assembled.variants,
       graders,
       containment,
