@@ -2,7 +2,12 @@
 // file gives the type, the check when a run is re-read (report, regrade, resume) and the
 // published JSON Schema.
 import { z } from "zod";
-import { INFRA_REASONS, RECEIPT_STATUSES, tokenUsageSchema } from "../exec/index.js";
+import {
+  hostSetupReportSchema,
+  INFRA_REASONS,
+  RECEIPT_STATUSES,
+  tokenUsageSchema,
+} from "../exec/index.js";
 import { gradeSchema } from "../graders/index.js";
 import { TOOL_USE_KINDS, toolUseSchema } from "../policy/index.js";
 import { trialRecordSchema, verdictStatisticsSchema } from "../stats/index.js";
@@ -15,6 +20,7 @@ export const VALIDATION_VERSION = "harnesslab.validation.v1";
 export const FROZEN_TASK_VERSION = "harnesslab.frozen-task.v1";
 export const RUN_MANIFEST_VERSION = "harnesslab.run-manifest.v1";
 export const TOOL_USE_VERSION = "harnesslab.tool-use.v1";
+export const SETUP_VERSION = "harnesslab.setup.v1";
 
 /** Per kind, how many tool calls a trial's agent made (denied ones included). */
 const toolUseCountsSchema = z.strictObject(
@@ -32,6 +38,51 @@ export const toolUseDocumentSchema = z.strictObject({
   calls: z.array(toolUseSchema),
 });
 export type ToolUseDocument = z.infer<typeof toolUseDocumentSchema>;
+
+const setupStatusSchema = z.enum(["loaded", "failed", "unconfirmed", "not-run"]);
+const setupMechanismSchema = hostSetupReportSchema.shape.mechanism;
+
+/** `setup.json`: each component the variant's setup handed to the host, and what became of it. */
+export const setupDocumentSchema = z.strictObject({
+  schemaVersion: z.literal(SETUP_VERSION),
+  host: z.string(),
+  components: z.array(
+    z.strictObject({
+      id: z.string(),
+      kind: z.string(),
+      mechanism: setupMechanismSchema,
+      /** The strength the resolution planned; the host's report confirms it or not. */
+      planned: z.string(),
+      onDegrade: z.enum(["fail", "report"]),
+      /**
+       * `loaded` (the host confirmed it), `failed` (the host said it could not load it),
+       * `unconfirmed` (the host said nothing of it), `not-run` (the agent never started).
+       */
+      status: setupStatusSchema,
+      /** The files materialized for the trial (outside its tree), with their content hashes. */
+      files: z.array(
+        z.strictObject({ path: z.string(), sha256: z.string().regex(/^sha256:[0-9a-f]{64}$/) }),
+      ),
+      /** Whether every file still had its hash when the agent was done; null when none was made. */
+      intactAfterRun: z.boolean().nullable(),
+      /** What the host reported, as it reported it (null when the agent never started). */
+      host: hostSetupReportSchema.nullable(),
+      /** Its MCP tools the agent called (allowed calls), by tool name. */
+      toolCalls: z.record(z.string(), z.int().min(0)),
+    }),
+  ),
+});
+export type SetupDocument = z.infer<typeof setupDocumentSchema>;
+
+/** One component of a trial's setup as metrics.json sums it up. */
+const trialSetupEntrySchema = z.strictObject({
+  component: z.string(),
+  mechanism: setupMechanismSchema,
+  status: setupStatusSchema,
+  /** Allowed calls of its MCP tools. */
+  toolCalls: z.int().min(0),
+});
+export type TrialSetupEntry = z.infer<typeof trialSetupEntrySchema>;
 
 /** Causes of a trial's infrastructure error that the harness itself detects. */
 const HARNESS_INFRA_REASONS = [
@@ -135,6 +186,8 @@ export const trialMetricsSchema = z.strictObject({
   permissionDenials: z.int().min(0),
   /** Earlier attempts that ended in infrastructure errors (oldest first); the trial's own files are its last attempt's. */
   retriedAttempts: z.array(trialAttemptSchema).default([]),
+  /** The variant's setup as the trial's host loaded it (setup.json has the detail); absent without one. */
+  setup: z.array(trialSetupEntrySchema).optional(),
   /** The harness's seal (absent in records written before records were sealed). */
   seal: recordSealSchema.optional(),
 });
@@ -166,6 +219,24 @@ const variantSummarySchema = z.strictObject({
   degraded: z.array(z.string()),
   /** How the variant's agent reached forge tasks' repositories (set when the run had forge tasks). */
   forgeAccess: z.enum(["mcp", "cli"]).optional(),
+  /**
+   * What the variant's setup really materialized across its trials: per component, in how many
+   * trials the host confirmed it, reported it failed, or said nothing, and the calls of its tools.
+   */
+  setup: z
+    .array(
+      z.strictObject({
+        component: z.string(),
+        mechanism: setupMechanismSchema,
+        loaded: z.int().min(0),
+        failed: z.int().min(0),
+        unconfirmed: z.int().min(0),
+        /** Trials whose agent never started (nothing to confirm). */
+        notRun: z.int().min(0),
+        toolCalls: z.int().min(0),
+      }),
+    )
+    .optional(),
 });
 
 /** What a regrade changed against the verdict it re-grades (`compare regrade`). */

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import {
   frozenTasksSchema,
   runManifestSchema,
+  setupDocumentSchema,
   toolUseDocumentSchema,
   trialMetricsSchema,
   validationDocumentSchema,
@@ -16,4 +17,5 @@ export const jsonSchemas: Record<string, z.ZodType> = {
   "trial-metrics": trialMetricsSchema,
   validation: validationDocumentSchema,
   "tool-use": toolUseDocumentSchema,
+  setup: setupDocumentSchema,
 };

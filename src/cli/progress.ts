@@ -32,12 +32,15 @@ function firstLine(text: string, max = 200): string {
 /**
  * A line for a trial whose agent itself broke, which would otherwise pass unnoticed in the
  * counts: a host that reported an error (the setup's failed trial), or a scripted agent that
- * threw (the experiment's own bug, an infrastructure error the experimenter has to fix).
+ * threw (the experiment's own bug, an infrastructure error the experimenter has to fix), or a
+ * setup the host did not load.
  */
 function agentFailureLine(trial: NonNullable<RunProgress["last"]>): string | null {
   const id = `${trial.variant}/${trial.task} #${trial.trial}`;
   if (trial.infraReason === "scripted_agent_failed")
     return `  ${id}: the experiment's scripted agent failed (fix it; the trial does not count): ${firstLine(trial.explanation.replace(/^scripted_agent_failed: /, ""))}`;
+  if (trial.infraReason === "setup_failed")
+    return `  ${id}: the variant's setup did not load (the trial does not count): ${firstLine(trial.explanation.replace(/^setup_failed: /, ""), 300)}`;
   if (trial.receiptStatus !== "agent_error") return null;
   return `  ${id}: agent error: ${firstLine(trial.explanation.replace(/^the agent failed with an error: /, ""))}`;
 }

@@ -47,6 +47,8 @@ export type {
   ScriptedAgent,
   ScriptedAgentContext,
   ScriptedForge,
+  ScriptedSetup,
+  ScriptedSetupComponent,
   ScriptedTools,
   ToolDenied,
   ToolFailed,
@@ -54,6 +56,11 @@ export type {
 } from "./scripted/contract.js";
 export { ScriptedExecutor, type ScriptedExecutorOptions } from "./scripted/executor.js";
 export { promptWithPreamble } from "./sdk/common.js";
+export {
+  type HostSetupReport,
+  hostSetupReportSchema,
+  type SetupComponent,
+} from "./setup/contract.js";
 export {
   type Executor,
   type ExecutorForgeAccess,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { HOST_IDS } from "../hosts/index.js";
 import { type PolicyDecisionRecord, policyDecisionRecordSchema } from "../policy/index.js";
+import { hostSetupReportSchema } from "./setup/contract.js";
 
 /** How a run ended. Only `infra_error` means the environment, not the agent, failed. */
 export const RECEIPT_STATUSES = [
@@ -26,6 +27,11 @@ export const INFRA_REASONS = [
   "config_invalid",
   /** A scripted agent (the experimenter's code) threw, died or returned no report. */
   "scripted_agent_failed",
+  /**
+   * The host did not load a component of the variant's setup (a skill, an MCP server, …) whose
+   * requirement says `on-degrade fail`: the variant could not be run as written.
+   */
+  "setup_failed",
 ] as const;
 export type InfraReason = (typeof INFRA_REASONS)[number];
 
@@ -99,6 +105,11 @@ export const runtimeReceiptSchema = z
     toolCalls: count,
     permissionDenials: z.array(policyDecisionRecordSchema),
     trace: z.array(traceEventSchema),
+    /**
+     * What the host reported of each component of the variant's setup (skills, MCP servers,
+     * hooks, …); absent when the variant hands the host none.
+     */
+    setup: z.array(hostSetupReportSchema).optional(),
   })
   .refine((r) => (r.status === "infra_error") === (r.infraReason !== null), {
     message: "infraReason is set exactly when status is infra_error",

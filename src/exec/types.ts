@@ -2,6 +2,7 @@ import type { HostId } from "../hosts/index.js";
 import type { ToolPolicy } from "../policy/index.js";
 import type { CommandSandbox, GrantedEndpoint } from "../sandbox/index.js";
 import type { RuntimeReceipt } from "./receipt.js";
+import type { SetupComponent } from "./setup/contract.js";
 
 /** Agent runtimes an executor can drive: the one list in `src/hosts`. */
 export { HOST_IDS, type HostId } from "../hosts/index.js";
@@ -52,6 +53,13 @@ export interface ExecutorRunInput {
   task: string;
   /** Forge tasks: how the agent reaches the trial's repository. */
   forge?: ExecutorForgeAccess;
+  /**
+   * The components the executor hands to its host itself (skills, instructions, MCP servers,
+   * hooks, subagents), their sources materialized read-only outside the trial. An executor
+   * reports what the host made of each in the receipt's `setup`, and returns `setup_failed`
+   * before the agent starts when one whose `onDegrade` is `fail` did not load.
+   */
+  setup?: readonly SetupComponent[];
 }
 
 /**

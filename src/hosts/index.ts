@@ -4,10 +4,13 @@ export { costEquivalentTokens } from "./prices.js";
 export {
   hostProfile,
   isHostId,
+  isSetupMechanism,
   PERMISSION_CALLBACK_MECHANISM,
   PROMPT_PREAMBLE_MECHANISM,
   profileForHost,
   realizeWithCapabilities,
+  SETUP_MECHANISMS,
+  type SetupMechanism,
 } from "./profiles.js";
 export {
   type DeclaredBinding,

@@ -1,11 +1,14 @@
 import {
   type ComponentContract,
+  type ComponentKind,
   compareStrength,
+  type HookEvent,
   type PermissionAccess,
   type PermissionDomain,
   weakerStrength,
 } from "../ir/index.js";
 import {
+  type ComponentCarries,
   HOST_IDS,
   type HostId,
   type HostProfile,
@@ -56,6 +59,89 @@ const permissionCallback: MechanismCapability = {
     "every tool call is decided by the harness's tool policy before it runs and recorded in permission-decisions.json: writes only to the task's files, Bash only the validation commands, no network tool",
 };
 
+/**
+ * The mechanisms that hand a component itself to the host (its files, its server, its command)
+ * rather than a line about it. A binding names one to ask for it; the executor materializes it
+ * before the agent starts, and the trial's setup.json records what the host reported.
+ */
+export const SETUP_MECHANISMS = [
+  "native-skill",
+  "system-instruction",
+  "mcp-server",
+  "native-hook",
+  "subagent",
+] as const;
+export type SetupMechanism = (typeof SETUP_MECHANISMS)[number];
+
+export function isSetupMechanism(mechanism: string | null): mechanism is SetupMechanism {
+  return (SETUP_MECHANISMS as readonly (string | null)[]).includes(mechanism);
+}
+
+/** One setup capability: the mechanism, for the component kind that carries what it needs. */
+function setupCapability(
+  mechanism: SetupMechanism,
+  description: string,
+  verifiedBy: string,
+  extra: Pick<MechanismCapability, "hookEvents"> = {},
+): MechanismCapability {
+  const shape: Record<SetupMechanism, [ComponentKind, ComponentCarries]> = {
+    "native-skill": ["skill", "skill-folder"],
+    "system-instruction": ["instructions", "markdown-file"],
+    "mcp-server": ["tool", "mcp-server"],
+    "native-hook": ["hook", "hook"],
+    subagent: ["subagent", "markdown-file"],
+  };
+  const [kind, carried] = shape[mechanism];
+  return {
+    mechanism,
+    strength: "wired",
+    componentKinds: [kind],
+    declaredMechanisms: [mechanism],
+    carries: carried,
+    ...extra,
+    description,
+    verifiedBy,
+  };
+}
+
+/** The hook events the scripted host runs hooks on (the rest have no moment in a scripted run). */
+const SCRIPTED_HOOK_EVENTS: readonly HookEvent[] = [
+  "SessionStart",
+  "UserPromptSubmit",
+  "PreToolUse",
+  "PostToolUse",
+  "Stop",
+];
+
+const SCRIPTED_SETUP: readonly MechanismCapability[] = [
+  setupCapability(
+    "native-skill",
+    "the skill's folder is copied read-only outside the trial and handed to the agent in ctx.setup (name, description, SKILL.md, files)",
+    "every file copied matches its hash in the IR, before the run and after it",
+  ),
+  setupCapability(
+    "system-instruction",
+    "the Markdown file is copied read-only outside the trial and handed to the agent in ctx.setup as instructions",
+    "the file copied matches its hash in the IR, before the run and after it",
+  ),
+  setupCapability(
+    "mcp-server",
+    "the stdio MCP server is started in the trial's sandbox; its tools are callable through ctx.tools.call as mcp__<component>__<tool>, each call decided by the tool policy",
+    "the server answered MCP's initialize and tools/list; setup.json keeps the tool list",
+  ),
+  setupCapability(
+    "native-hook",
+    "the hook's command runs in the trial's sandbox at its event, with the event's JSON on stdin (exit 2 in PreToolUse blocks the call)",
+    "the command's program exists; every run of it is recorded in setup.json",
+    { hookEvents: SCRIPTED_HOOK_EVENTS },
+  ),
+  setupCapability(
+    "subagent",
+    "the subagent's name, description, prompt and tools are handed to the agent in ctx.setup",
+    "the prompt file copied matches its hash in the IR",
+  ),
+];
+
 const NOTHING: Materialization = { strength: "unsupported", mechanism: null };
 
 function sameAccessSet(
@@ -96,7 +182,28 @@ function applies(capability: MechanismCapability, request: MaterializationReques
     if (request.component === undefined) return false;
     if (!permissionsFit(capability.permissions, request.component)) return false;
   }
+  if (capability.carries !== undefined) {
+    if (request.component === undefined) return false;
+    if (!carries(request.component, capability.carries)) return false;
+  }
+  if (capability.hookEvents !== undefined) {
+    const event = request.component?.hook?.event;
+    if (event === undefined || !capability.hookEvents.includes(event)) return false;
+  }
   return true;
+}
+
+function carries(component: ComponentContract, what: ComponentCarries): boolean {
+  switch (what) {
+    case "skill-folder":
+      return component.source?.type === "directory" && component.source.skill !== undefined;
+    case "markdown-file":
+      return component.source?.type === "file";
+    case "mcp-server":
+      return component.mcp !== undefined;
+    case "hook":
+      return component.hook !== undefined;
+  }
 }
 
 /**
@@ -146,7 +253,9 @@ function profile(
 //   the network off, but the per-file write surface is only audited after the fact, when the
 //   write has already happened, so a policy stays advisory there.
 // - pi runs answer-only without tools: there is nothing to enforce a policy on.
-// No host passes a component as an SDK tool yet, so nothing is `wired`.
+// - a component that carries its content (a skill folder, an instructions file, an MCP server,
+//   a hook, a subagent) and whose binding asks for a setup mechanism is `wired` on the hosts
+//   whose executor hands it to the host; the trial confirms it by what the host reports.
 const PROFILES: Readonly<Record<HostId, HostProfile>> = {
   qoder: profile("qoder", true, "Qoder (Qoder agent SDK)", [permissionCallback]),
   pi: profile("pi", true, "Pi (Pi coding-agent SDK)"),
@@ -156,6 +265,7 @@ const PROFILES: Readonly<Record<HostId, HostProfile>> = {
   codex: profile("codex", true, "Codex (Codex SDK)"),
   scripted: profile("scripted", true, "Scripted agent (offline runs and tests)", [
     permissionCallback,
+    ...SCRIPTED_SETUP,
   ]),
 };
 

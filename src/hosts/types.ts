@@ -1,6 +1,7 @@
 import type {
   ComponentContract,
   ComponentKind,
+  HookEvent,
   Permission,
   PermissionAccess,
   PermissionDomain,
@@ -65,8 +66,20 @@ export interface MechanismCapability {
   componentKinds?: readonly ComponentKind[];
   declaredMechanisms?: readonly string[];
   permissions?: PermissionCondition;
+  /** What the component must carry (its v0.2 clauses) for the executor to materialize it. */
+  carries?: ComponentCarries;
+  /** For `hook`: the events the executor runs hooks on. */
+  hookEvents?: readonly HookEvent[];
   description: string;
+  /** How a trial confirms that the host really loaded the component (docs/hosts.md). */
+  verifiedBy?: string;
 }
+
+/**
+ * A component's content, as a capability needs it: an Agent Skills folder, one Markdown file (an
+ * instructions file, a subagent's prompt), a stdio MCP server, a hook's event and command.
+ */
+export type ComponentCarries = "skill-folder" | "markdown-file" | "mcp-server" | "hook";
 
 export interface HostProfile {
   /** A `HostId` for known hosts; for others, the name the composition used. */

@@ -44,6 +44,8 @@ export const DIAGNOSTIC_CODES = {
   HL2025: "source cannot be read (missing, unreadable, a symbolic link, too large)",
   HL2026:
     "source malformed for its kind (a skill without a valid SKILL.md, instructions that are not Markdown)",
+  HL2027:
+    "placeholder in an mcp or hook command that is not ${source}, or ${source} without a source",
   HL3001: "host is not one harnesslab knows",
   HL3002: "permission listed twice in a component",
 } as const;

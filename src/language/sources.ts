@@ -115,6 +115,7 @@ export function checkV02Clauses(
         `the hook block of ${label} needs an event and a command: hook { event Stop command ["node", "hooks/stop.mjs"] }`,
       );
   }
+  checkPlaceholders(component, label, report);
   if (component.tools !== undefined && kind !== "subagent")
     onlyOn("tools", component.tools.keyword, "subagent");
   if (kind === "subagent" && component.source === undefined)
@@ -148,7 +149,7 @@ export function checkV02Clauses(
     );
     return undefined;
   }
-  const read = reader(uri, source.value);
+  const read = reader(uri, source.value, component.name?.text ?? "");
   if (!read.ok) {
     report("HL2025", source.span, `source "${source.value}" cannot be read: ${read.error}`);
     return undefined;
@@ -182,6 +183,43 @@ export function checkV02Clauses(
     if (one.text === undefined) return malformed("it is not UTF-8 text, or too large");
   }
   return result;
+}
+
+/** The one placeholder a command may hold: where the host put the component's source. */
+const SOURCE_PLACEHOLDER = "${source}";
+
+/**
+ * An MCP server's or hook's command may name files of the component's own source through
+ * `${source}` (they are materialized outside the trial, at a path only the run knows); any other
+ * `${…}` would reach the program as written, which is never what was meant.
+ */
+function checkPlaceholders(
+  component: ComponentDecl,
+  label: string,
+  report: (code: string, span: Span, message: string) => void,
+): void {
+  const values = [
+    ...(component.mcp?.command === undefined ? [] : [component.mcp.command]),
+    ...(component.mcp?.args ?? []),
+    ...(component.mcp?.env.map((e) => e.value) ?? []),
+    ...(component.hook?.command ?? []),
+  ];
+  for (const value of values) {
+    for (const match of value.value.matchAll(/\$\{([^}]*)\}/g)) {
+      if (match[0] !== SOURCE_PLACEHOLDER)
+        report(
+          "HL2027",
+          value.span,
+          `"${match[0]}" is not a placeholder harnesslab fills; the one placeholder is ${SOURCE_PLACEHOLDER} (the folder or file of the component's source)`,
+        );
+      else if (component.source === undefined)
+        report(
+          "HL2027",
+          value.span,
+          `${SOURCE_PLACEHOLDER} names the component's source, and ${label} has none: add source "<file or folder>"`,
+        );
+    }
+  }
 }
 
 /** The IR fields of a component's v0.2 clauses. */

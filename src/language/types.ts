@@ -98,11 +98,12 @@ export type SourceRead =
   | { ok: false; error: string };
 
 /**
- * Reads a component's `source`: `path` as written, relative to the `.harness` file at `fromUri`.
+ * Reads a component's `source`: `path` as written, relative to the `.harness` file at `fromUri`,
+ * for the component `componentId` (so a caller can note where each component's source lies).
  * The compiler does no I/O of its own; callers that compile from files pass one
  * (`readHarnessSource` reads the file system, keeping every path inside the file's folder).
  */
-export type SourceReader = (fromUri: string, path: string) => SourceRead;
+export type SourceReader = (fromUri: string, path: string, componentId: string) => SourceRead;
 
 export interface BindingDecl {
   type: "binding";

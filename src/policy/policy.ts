@@ -77,6 +77,12 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
       throw new Error(
         `createToolPolicy: mcpTools entry ${JSON.stringify(name)} must be mcp__<server>__<tool>`,
       );
+  const mcpServers = [...new Set(options.mcpServers ?? [])].sort();
+  for (const server of mcpServers)
+    if (!/^[A-Za-z0-9_-]+$/.test(server))
+      throw new Error(
+        `createToolPolicy: mcpServers entry ${JSON.stringify(server)} must be a server name (letters, digits, _ and -)`,
+      );
   const commandPrograms = [...new Set(options.commandPrograms ?? [])].sort();
   for (const program of commandPrograms)
     if (!/^[A-Za-z0-9_.+-]+$/.test(program))
@@ -89,6 +95,7 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
     allowedCommands,
     tools,
     mcpTools,
+    mcpServers,
     commandPrograms,
   };
 }
@@ -105,6 +112,17 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
   const visible = new Set<CanonicalTool>(config.tools);
   const writable = new Set(config.allowedWrites);
   const mcpTools = new Set(config.mcpTools);
+  /** The setup's server a tool name belongs to (`mcp__<server>__<tool>`), if any. */
+  const setupServerOf = (name: string): string | undefined => {
+    if (!/^mcp__[A-Za-z0-9_-]+$/.test(name)) return undefined;
+    // A server name may itself hold "__": try every split, the longest server name first.
+    const rest = name.slice("mcp__".length);
+    for (let at = rest.lastIndexOf("__"); at > 0; at = rest.lastIndexOf("__", at - 1)) {
+      const server = rest.slice(0, at);
+      if (config.mcpServers.includes(server) && at + 2 < rest.length) return server;
+    }
+    return undefined;
+  };
   const records: (PolicyDecisionRecord | undefined)[] = [];
   const uses: (ToolUse | undefined)[] = [];
   let physicalRoot: Promise<string> | undefined;
@@ -234,6 +252,12 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
         decision: "allow",
         rule: "allowed",
         reason: "an MCP tool the harness serves for this trial",
+      };
+    } else if (tool === null && typeof toolName === "string" && setupServerOf(toolName)) {
+      verdict = {
+        decision: "allow",
+        rule: "allowed",
+        reason: `a tool of the variant's MCP server ${setupServerOf(toolName)}`,
       };
     } else if (tool === null) {
       verdict = deny(

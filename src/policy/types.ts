@@ -97,6 +97,12 @@ export interface ToolPolicyOptions {
    */
   mcpTools?: readonly string[];
   /**
+   * MCP servers of the variant's own setup (`mcp__<server>__<any tool>`): the experimenter's
+   * servers, run in the trial's sandbox, every call of theirs still decided and recorded here.
+   * A tool of a server the variant does not have stays unknown and denied.
+   */
+  mcpServers?: readonly string[];
+  /**
    * Programs whose commands are allowed with any arguments (plain words and quoted strings, no
    * other shell syntax): a forge task's CLI tools (`curl`, `tea`), whose reach the sandbox bounds.
    */
@@ -121,6 +127,7 @@ export interface ToolPolicy {
     allowedCommands: string[][];
     tools: CanonicalTool[];
     mcpTools: string[];
+    mcpServers: string[];
     commandPrograms: string[];
   };
   /** Decides one tool call and records the decision. Never throws for bad input. */

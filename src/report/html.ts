@@ -37,6 +37,7 @@ import {
   unjudgedTasks,
   unsafeNote,
 } from "./run-notes.js";
+import { SETUP_HEADERS, SETUP_NOTE, setupRows } from "./setup.js";
 import {
   budgetNote,
   calibrationNote,
@@ -144,6 +145,25 @@ function variantsSection(verdict: VerdictDocument): string {
     "</section>",
   );
   return out.join("\n");
+}
+
+/** What each variant's setup materialized; nothing when no variant has one. */
+function setupSection(verdict: VerdictDocument): string {
+  const rows = setupRows(verdict);
+  if (rows.length === 0) return "";
+  const body = rows
+    .map(
+      (r) =>
+        `<tr><td>${esc(r.variant)}</td><td><code>${esc(r.component)}</code></td><td>${esc(r.mechanism)}</td>` +
+        `<td${r.short ? ' class="warn"' : ""}>${esc(r.loaded)}</td><td>${esc(r.missing)}</td><td>${esc(r.toolCalls)}</td></tr>`,
+    )
+    .join("");
+  return [
+    '<section id="setup"><h2>Setup as materialized</h2>',
+    `<div class="scroll-x"><table class="main" id="setup-table"><thead><tr>${SETUP_HEADERS.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${body}</tbody></table></div>`,
+    `<p class="note">${esc(SETUP_NOTE)}</p>`,
+    "</section>",
+  ].join("\n");
 }
 
 function passAtKTable(order: readonly string[], aggs: readonly VariantAggregate[]): string {
@@ -496,6 +516,7 @@ export function htmlReportParts(
       '<a href="#trials">Trials</a><a href="#evidence">Trial evidence</a><a href="#inputs">Inputs</a></nav>',
     regradeSection(verdict, linkBase),
     variantsSection(verdict),
+    setupSection(verdict),
     tiersSection(verdict),
     comparisonsSection(verdict),
     flippedSection(verdict, linkBase),

@@ -28,6 +28,7 @@ import {
   unjudgedTasks,
   unsafeNote,
 } from "./run-notes.js";
+import { SETUP_HEADERS, SETUP_NOTE, setupRows } from "./setup.js";
 import {
   budgetNote,
   calibrationNote,
@@ -111,6 +112,7 @@ export function renderMarkdownReport(
     ...headLines(verdict),
     ...regradeLines(verdict, linkBase),
     ...variantLines(verdict),
+    ...setupLines(verdict),
     ...tierSection(verdict),
     ...comparisonLines(verdict, linkBase),
     ...perTaskLines(verdict),
@@ -194,6 +196,30 @@ function variantLines(verdict: VerdictDocument): string[] {
   }
 
   return lines;
+}
+
+/** What each variant's setup materialized, when any variant has one. */
+function setupLines(verdict: VerdictDocument): string[] {
+  const rows = setupRows(verdict);
+  if (rows.length === 0) return [];
+  return [
+    "",
+    "## Setup as materialized",
+    "",
+    ...table(
+      SETUP_HEADERS,
+      rows.map((r) => [
+        mdText(r.variant),
+        mdCode(r.component),
+        mdText(r.mechanism),
+        r.short ? `**${mdText(r.loaded)}**` : mdText(r.loaded),
+        mdText(r.missing),
+        r.toolCalls,
+      ]),
+    ),
+    "",
+    SETUP_NOTE,
+  ];
 }
 
 /** Per tier (forge suites): pass rates and means of each tier's tasks. */

@@ -15,8 +15,10 @@ export {
   killRunningCommands,
   minimalEnv,
   npmArgv,
+  type ProcessGroup,
   QUIET_NPM_ENV,
   runCommand,
+  startProcessGroup,
 } from "./process.js";
 export {
   readRegularFile,

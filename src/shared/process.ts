@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 
 export interface RunCommandOptions {
   cwd: string;
@@ -200,6 +200,67 @@ export function runCommand(
     child.stdin?.on("error", () => {});
     child.stdin?.end(options.input ?? "");
   });
+}
+
+/** A long-running process in a group of its own (a server that lives as long as a trial). */
+export interface ProcessGroup {
+  /** Its pipes: the caller speaks the process's protocol over stdin and stdout. */
+  child: ChildProcessWithoutNullStreams;
+  /** Kept output of stderr (the last `maxStderrBytes`). */
+  stderr(): string;
+  /** Settles when the leader has exited (and its group was killed). */
+  exited: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; error?: string }>;
+  /** Kills the whole group at once and waits for the leader to exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `argv` without a shell in a process group of its own, for a process the caller talks to
+ * while it runs. Nothing of the group outlives it: when the leader exits, or `stop` is called,
+ * the whole group is killed (and `killRunningCommands` reaches it too).
+ */
+export function startProcessGroup(
+  argv: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; maxStderrBytes?: number },
+): ProcessGroup {
+  const [program, ...args] = argv;
+  if (program === undefined) throw new Error("startProcessGroup: empty argv");
+  const stderr = new TailBuffer(options.maxStderrBytes ?? 16 * 1024);
+  const child = spawn(program, args, {
+    cwd: options.cwd,
+    env: options.env,
+    detached: process.platform !== "win32",
+    stdio: ["pipe", "pipe", "pipe"],
+    windowsHide: true,
+  });
+  const leader = child.pid;
+  if (leader !== undefined) liveGroups.add(leader);
+  child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+  child.stdin.on("error", () => {});
+  const exited = new Promise<{
+    exitCode: number | null;
+    signal: NodeJS.Signals | null;
+    error?: string;
+  }>((resolve) => {
+    child.once("error", (error) => {
+      if (leader !== undefined) liveGroups.delete(leader);
+      resolve({ exitCode: null, signal: null, error: error.message });
+    });
+    child.once("close", (exitCode, signal) => {
+      killGroup(leader, "SIGKILL");
+      if (leader !== undefined) liveGroups.delete(leader);
+      resolve({ exitCode, signal });
+    });
+  });
+  return {
+    child,
+    stderr: () => stderr.text(),
+    exited,
+    stop: async () => {
+      killGroup(leader, "SIGKILL");
+      await exited;
+    },
+  };
 }
 
 /** Environment variables a harness-spawned tool may see by default: enough to find programs, no secrets. */

@@ -200,6 +200,11 @@ describeReal("the real Codex client against the loopback Responses server", () =
       const receipt = runtimeReceiptSchema.parse(
         await readJson(join(trialDir(variant), "runtime-receipt.json")),
       );
+      // The status first: when a trial broke, its error says why, where the fields below would
+      // only say that something is missing. (The curious one ends agent_error: its violation.)
+      expect(receipt.status, `${variant}: ${receipt.status}: ${receipt.error ?? "no error"}`).toBe(
+        variant === "clean" ? "completed" : "agent_error",
+      );
       expect(receipt.executor).toMatchObject({
         host: "codex",
         package: "@openai/codex-sdk",

@@ -418,6 +418,7 @@ describe("scripted host: module agents", () => {
         preamble: "",
         cwd: workspace.root,
         trial: { index: 1, variant: "v", task: "t" },
+        setup: { components: [], context: [] },
       },
       tools,
     );

@@ -58,6 +58,8 @@ describe("focused invalid fixtures", () => {
       '10:11 HL2022 subagent "no-prompt" has no source: add source "<prompt.md>", the Markdown file with its instructions',
       '11:33 HL2022 the hook block of "bad-event" needs an event and a command: hook { event Stop command ["node", "hooks/stop.mjs"] }',
       '11:46 HL1006 expected one of "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd", "Notification" or "PreCompact" after "event", found "Finish"',
+      '12:66 HL2027 "${HOME}" is not a placeholder harnesslab fills; the one placeholder is ${source} (the folder or file of the component\'s source)',
+      '13:68 HL2027 ${source} names the component\'s source, and "no-source" has none: add source "<file or folder>"',
     ]);
   });
 

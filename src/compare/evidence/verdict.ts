@@ -148,6 +148,30 @@ export function stopsBySequentialDesign(experiment: Experiment): boolean {
   return experiment.verdict.kind === "paired-v1" && experiment.verdict.design === "sequential";
 }
 
+type SetupSummary = NonNullable<VerdictDocument["variants"][number]["setup"]>;
+
+/** Per component of a variant's setup: in how many trials its host loaded it, and its tools' calls. */
+function setupSummary(trials: readonly TrialMetrics[]): { setup?: SetupSummary } {
+  const byComponent = new Map<string, SetupSummary[number]>();
+  for (const trial of trials)
+    for (const entry of trial.setup ?? []) {
+      const row = byComponent.get(entry.component) ?? {
+        component: entry.component,
+        mechanism: entry.mechanism,
+        loaded: 0,
+        failed: 0,
+        unconfirmed: 0,
+        notRun: 0,
+        toolCalls: 0,
+      };
+      if (entry.status === "not-run") row.notRun++;
+      else row[entry.status]++;
+      row.toolCalls += entry.toolCalls;
+      byComponent.set(entry.component, row);
+    }
+  return byComponent.size === 0 ? {} : { setup: [...byComponent.values()] };
+}
+
 /** The verdict document from finished trials (also used by regrade). */
 export function buildVerdictDocument(input: {
   experiment: Experiment;
@@ -199,6 +223,7 @@ export function buildVerdictDocument(input: {
         ...(experiment.forge !== undefined && assembled !== undefined
           ? { forgeAccess: assembled.forgeAccess }
           : {}),
+        ...setupSummary(sorted.filter((m) => m.variant === variant.id)),
       };
     }),
     tasks: experiment.tasks.map((t) => t.id),

@@ -2,12 +2,21 @@
 // variant's composition for the runtime host into a revision and its run preamble.
 import { readFile } from "node:fs/promises";
 import { dirname, relative, resolve } from "node:path";
-import { buildRunPreamble, type HostId } from "../../hosts/index.js";
+import { FORGE_MCP_SERVER } from "../../forge/index.js";
 import {
+  buildRunPreamble,
+  type HostId,
+  isSetupMechanism,
+  type SetupMechanism,
+} from "../../hosts/index.js";
+import {
+  type ComponentContract,
   canonicalJson,
+  type DegradationPolicy,
   type HarnessIrBundle,
   type HarnessRevision,
   type ResolutionReport,
+  type Strength,
   sha256Hex,
 } from "../../ir/index.js";
 import { compileHarness, type Diagnostic, formatDiagnostic } from "../../language/index.js";
@@ -26,6 +35,8 @@ interface CompiledHarnessFiles {
   bundle: HarnessIrBundle;
   /** Absolute paths of the components' sources (files or folders) the compilation read. */
   sourcePaths: string[];
+  /** Each component's source, by component id: its absolute path. */
+  componentSources: Map<string, string>;
   /** `sha256:` over the files' relative names and bytes: pins the exact harness text. */
   harnessHash: string;
 }
@@ -54,10 +65,13 @@ export async function compileHarnessFiles(
     }
   }
   const sourcePaths = new Set<string>();
+  const componentSources = new Map<string, string>();
   const compiled = compileHarness(sources, {
-    readSource: (uri, path) => {
+    readSource: (uri, path, componentId) => {
       const file = resolve(baseDir, uri);
-      sourcePaths.add(resolve(dirname(file), path));
+      const absolute = resolve(dirname(file), path);
+      sourcePaths.add(absolute);
+      componentSources.set(componentId, absolute);
       return readHarnessSource(file, path);
     },
   });
@@ -75,11 +89,17 @@ export async function compileHarnessFiles(
   const texts = sources.map((s) => ({ uri: s.uri, sha256: sha256Hex(s.text) }));
   // Components' source files are part of the setup: a changed skill is another harness. (A
   // program without sources hashes as it always did, so earlier runs still resume.)
-  const componentSources = compiled.bundle.components.flatMap((c) =>
+  const sourceHashes = compiled.bundle.components.flatMap((c) =>
     c.source === undefined ? [] : [{ component: c.id, files: c.source.files }],
   );
-  const harnessHash = `sha256:${sha256Hex(canonicalJson(componentSources.length === 0 ? texts : { files: texts, sources: componentSources }))}`;
-  return { ok: true, bundle: compiled.bundle, harnessHash, sourcePaths: [...sourcePaths].sort() };
+  const harnessHash = `sha256:${sha256Hex(canonicalJson(sourceHashes.length === 0 ? texts : { files: texts, sources: sourceHashes }))}`;
+  return {
+    ok: true,
+    bundle: compiled.bundle,
+    harnessHash,
+    sourcePaths: [...sourcePaths].sort(),
+    componentSources,
+  };
 }
 
 export interface AssembledVariant {
@@ -91,6 +111,47 @@ export interface AssembledVariant {
   degraded: string[];
   /** How the agent reaches a forge task's repository (`configure { forge.access = … }`). */
   forgeAccess: ForgeAccess;
+  /** The components the executor hands to the host itself (materialized for each trial). */
+  setup: PlannedSetupComponent[];
+}
+
+/** A component of a variant's setup as the resolution planned it, before a trial materializes it. */
+export interface PlannedSetupComponent {
+  contract: ComponentContract;
+  mechanism: SetupMechanism;
+  strength: Strength;
+  onDegrade: DegradationPolicy;
+  /** Absolute path of its source as compiled (a file or a folder), when it has one. */
+  sourcePath?: string;
+}
+
+/** The realizations a trial must materialize: those whose mechanism hands the component itself over. */
+function plannedSetup(
+  revision: HarnessRevision,
+  bundle: HarnessIrBundle,
+  componentSources: ReadonlyMap<string, string>,
+): PlannedSetupComponent[] {
+  const contracts = new Map(bundle.components.map((c) => [c.id, c]));
+  const composition = bundle.compositions.find((c) => c.id === revision.composition.id);
+  const planned: PlannedSetupComponent[] = [];
+  for (const realization of revision.realization) {
+    const mechanism = realization.materializedMechanism;
+    if (realization.action === "failed" || !isSetupMechanism(mechanism)) continue;
+    const contract = contracts.get(realization.componentId);
+    if (contract === undefined) continue;
+    const requirement = composition?.requirements.find(
+      (r) => r.componentId === realization.componentId,
+    );
+    const sourcePath = componentSources.get(contract.id);
+    planned.push({
+      contract,
+      mechanism,
+      strength: realization.realized,
+      onDegrade: requirement?.onDegrade ?? "report",
+      ...(contract.source === undefined || sourcePath === undefined ? {} : { sourcePath }),
+    });
+  }
+  return planned;
 }
 
 /** The revision's `forge.access` setting; `mcp` when it sets none, undefined for a bad value. */
@@ -140,6 +201,17 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       });
       continue;
     }
+    const setup = plannedSetup(revision, compiled.bundle, compiled.componentSources);
+    const clash = setup.find(
+      (c) => c.mechanism === "mcp-server" && c.contract.id === FORGE_MCP_SERVER,
+    );
+    if (clash !== undefined && experiment.tasks.some((t) => t.forge !== undefined)) {
+      problems.push({
+        path: variant.compositionField,
+        message: `composition "${variant.composition}" has an MCP server component named "${FORGE_MCP_SERVER}", the name of the forge's own server in this experiment's forge tasks; rename the component`,
+      });
+      continue;
+    }
     variants.set(variant.id, {
       variantId: variant.id,
       revision,
@@ -149,6 +221,7 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
         .filter((r) => r.action === "degraded")
         .map((r) => r.componentId),
       forgeAccess,
+      setup,
     });
   }
   // A calibration compares the baseline with itself on purpose.

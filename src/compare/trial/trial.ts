@@ -5,6 +5,7 @@ import { mkdir, realpath, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
+  type SetupDocument,
   TOOL_USE_VERSION,
   type ToolUseCounts,
   type ToolUseDocument,
@@ -15,7 +16,7 @@ import {
   VALIDATION_VERSION,
   type ValidationDocument,
 } from "../../artifacts/index.js";
-import type { Executor, RuntimeReceipt } from "../../exec/index.js";
+import type { Executor, RuntimeReceipt, SetupComponent } from "../../exec/index.js";
 import { permissionDecisionsDocument, promptWithPreamble } from "../../exec/index.js";
 import type { WriteLogEntry } from "../../forge/index.js";
 import type { Grade } from "../../graders/index.js";
@@ -49,6 +50,7 @@ import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
+import { materializeSetup, setupDocument, setupIntact, trialSetupEntries } from "./setup.js";
 import { type ArtifactScrubber, artifactScrubber, graderResults } from "./trial-record.js";
 
 export interface TrialContext {
@@ -214,6 +216,10 @@ interface TrialState {
   patchRedacted: boolean;
   gradingError: string | null;
   stderrNotes: string[];
+  /** The variant's setup as materialized for this trial (empty when it hands the host nothing). */
+  setup: SetupComponent[];
+  /** What became of it (`setup.json`), once the agent is done. */
+  setupDocument?: SetupDocument;
   /** The workspaces' own path scrubbers, added as each workspace is made. */
   workspaceScrubs: Array<(text: string) => string>;
   scrubber: ArtifactScrubber;
@@ -223,6 +229,7 @@ async function runTrialSteps(context: TrialContext, held: HeldWorkspace): Promis
   const state = await beginTrial(context);
   await waitForDiskSpace(context, state);
   await prepareWorkspace(context, state, held);
+  await prepareSetup(context, state, held);
   await startForge(context, state, held);
   await runAgent(context, state, held);
   await captureForge(state);
@@ -260,6 +267,7 @@ async function beginTrial(context: TrialContext): Promise<TrialState> {
     prompt: promptWithPreamble(context.task.prompt, preamble),
     decisions: [],
     toolUse: null,
+    setup: [],
     changedFiles: [],
     patchRedacted: false,
     gradingError: null,
@@ -364,6 +372,30 @@ async function prepareWorkspace(
   }
 }
 
+/**
+ * The variant's setup, materialized beside the trial (never inside it: the agent cannot change
+ * it, it never reaches the patch, and graders never see it).
+ */
+async function prepareSetup(
+  context: TrialContext,
+  state: TrialState,
+  held: HeldWorkspace,
+): Promise<void> {
+  const planned = context.assembled.setup;
+  if (!proceeding(state, held) || planned.length === 0) return;
+  try {
+    state.setup = await materializeSetup(
+      planned,
+      join(dirname(held.workspace.scratchDir), "setup"),
+    );
+  } catch (error) {
+    state.evidence.harnessFailure = {
+      reason: isDiskFull(error) ? "disk_full" : "setup_failed",
+      message: `cannot materialize the variant's setup: ${errorText(error)}`,
+    };
+  }
+}
+
 /** A forge task's forge (or live repository), and the preamble's note on how to reach it. */
 async function startForge(
   context: TrialContext,
@@ -412,6 +444,7 @@ async function runAgent(
     allowedCommands: experiment.runtime.validationCommands,
     tools: settings.tools,
     mcpTools: state.forge?.access.mcp?.tools ?? [],
+    mcpServers: state.setup.filter((c) => c.mechanism === "mcp-server").map((c) => c.id),
     commandPrograms: state.forge?.access.commands ?? [],
   });
   // An executor must honour its own timeout; one that does not return within the
@@ -461,6 +494,7 @@ async function runAgent(
         variant: variant.id,
         task: task.id,
         ...(state.forge === undefined ? {} : { forge: state.forge.access }),
+        ...(state.setup.length === 0 ? {} : { setup: state.setup }),
       }),
       abandoned,
     ]);
@@ -480,10 +514,34 @@ async function runAgent(
   }
   state.decisions = policy.decisions();
   state.toolUse = policy.toolUse();
+  await recordSetup(context, state);
   if (overBudget !== undefined) {
     // Whatever the executor made of its stop, the trial ended because of what it wrote.
     delete state.evidence.harnessFailure;
     overDiskBudget(state, budget, overBudget, "while its agent ran");
+  }
+}
+
+/**
+ * What became of the setup: the host's report, the calls of its tools, and whether its files are
+ * still as materialized. A file that changed means something of the trial's wrote where nothing
+ * may: the trial fails its integrity check.
+ */
+async function recordSetup(context: TrialContext, state: TrialState): Promise<void> {
+  if (state.setup.length === 0) return;
+  const intact = await setupIntact(state.setup);
+  state.setupDocument = setupDocument({
+    host: context.executor.host,
+    components: state.setup,
+    receipt: state.evidence.receipt,
+    toolUse: state.toolUse ?? [],
+    intact,
+  });
+  const changed = [...intact].filter(([, same]) => !same).map(([id]) => id);
+  if (changed.length > 0 && state.evidence.trialFailure === undefined) {
+    const detail = `the materialized setup of ${changed.join(", ")} changed while the agent ran; nothing of the trial's may write there`;
+    state.evidence.trialFailure = detail;
+    state.evidence.grades = [integrityGrade("setup-intact", detail, { components: changed })];
   }
 }
 
@@ -684,6 +742,7 @@ function describeTrial(context: TrialContext, state: TrialState): TrialMetrics {
     toolUse: state.toolUse === null ? null : toolUseCounts(state.toolUse),
     permissionDenials: state.decisions.filter((d) => d.decision === "deny").length,
     retriedAttempts: context.retriedAttempts ?? [],
+    ...(state.setupDocument === undefined ? {} : { setup: trialSetupEntries(state.setupDocument) }),
   };
 }
 
@@ -722,6 +781,7 @@ async function writeTrialFiles(context: TrialContext, state: TrialState): Promis
     calls: state.toolUse ?? [],
   };
   files.push(["tool-use.json", json(toolUseDocument)]);
+  if (state.setupDocument !== undefined) files.push(["setup.json", json(state.setupDocument)]);
   // A forge trial's evidence: the state the agent started from, the state it left, its writes.
   const forge = state.forgeEvidence;
   if (forge !== undefined) {

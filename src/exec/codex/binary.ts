@@ -86,14 +86,16 @@ export async function preflight(
   const options = {
     cwd,
     env,
-    timeoutMs: 15_000,
+    // Generous: a loaded machine starts a large static binary slowly, and the run's own
+    // deadline (the signal) still bounds it.
+    timeoutMs: 30_000,
     maxOutputBytes: 16 * 1024,
     ...(signal ? { signal } : {}),
   };
-  const [version, login] = await Promise.all([
-    runCommand([binary, "--version"], options),
-    runCommand([binary, "login", "status"], options),
-  ]);
+  // One after the other: both set up the same fresh CODEX_HOME on first start, and a
+  // `--version` racing `login status` there once answered without its version.
+  const version = await runCommand([binary, "--version"], options);
+  const login = await runCommand([binary, "login", "status"], options);
   for (const result of [version, login]) {
     if (result.spawnError !== undefined) {
       const missing = /ENOENT/.test(result.spawnError);
@@ -107,7 +109,7 @@ export async function preflight(
       return {
         ok: false,
         infraReason: "spawn_failed",
-        error: `\`${result.argv.slice(1).join(" ")}\` of the Codex binary did not answer within 15 s`,
+        error: `\`${result.argv.slice(1).join(" ")}\` of the Codex binary did not answer within 30 s`,
       };
     }
   }
@@ -118,7 +120,9 @@ export async function preflight(
       error: `\`codex --version\` exited with ${version.exitCode ?? version.signal}: ${version.stderr.trim().slice(-500)}`,
     };
   }
-  const match = /(\d+\.\d+\.\d+[\w.+-]*)/.exec(version.stdout);
+  const match =
+    /codex-cli (\d+\.\d+\.\d+[\w.+-]*)/.exec(`${version.stdout}\n${version.stderr}`) ??
+    /(\d+\.\d+\.\d+[\w.+-]*)/.exec(version.stdout);
   const loginText = `${login.stdout}\n${login.stderr}`
     .split("\n")
     .map((line) => line.trim())

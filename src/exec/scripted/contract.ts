@@ -81,6 +81,38 @@ export interface ScriptedForge {
   mcpTools?: string[];
 }
 
+/**
+ * One component of the variant's setup as the scripted host materialized it. Its files are a
+ * read-only copy outside the trial (read them with node:fs; the agent's tools reach only the
+ * trial). Only what the host loaded is listed: a component whose load failed is absent.
+ */
+export interface ScriptedSetupComponent {
+  id: string;
+  kind: string;
+  /** `native-skill`, `system-instruction`, `mcp-server`, `native-hook` or `subagent`. */
+  mechanism: string;
+  description?: string;
+  /** Absolute path of the materialized source (a folder, or a file). */
+  path?: string;
+  /** The source's files, relative to `path` (a file source: its own name). */
+  files: string[];
+  /** The main Markdown text: SKILL.md, the instructions file, the subagent's prompt. */
+  text?: string;
+  /** A skill's SKILL.md front matter. */
+  skill?: { name: string; description: string };
+  /** An MCP server's tools, named as `tools.call` takes them (`mcp__<component>__<tool>`). */
+  mcp?: { tools: { name: string; description?: string }[] };
+  hook?: { event: string; command: string[] };
+  subagent?: { name: string; description?: string; prompt: string; tools: string[] };
+}
+
+/** `ctx.setup`: what the variant's setup put in the agent's hands. */
+export interface ScriptedSetup {
+  components: ScriptedSetupComponent[];
+  /** What SessionStart and UserPromptSubmit hooks printed (as Claude Code adds it to the context). */
+  context: string[];
+}
+
 export interface ScriptedAgentContext {
   prompt: string;
   preamble: string;
@@ -95,6 +127,8 @@ export interface ScriptedAgentContext {
   trial: { index: number; variant: string; task: string };
   /** Forge tasks: the trial's repository on its forge. */
   forge?: ScriptedForge;
+  /** The variant's setup: its skills, instructions, MCP servers, hooks and subagents. */
+  setup: ScriptedSetup;
 }
 
 /**

@@ -6,9 +6,11 @@ import {
   type TraceEvent,
 } from "../receipt.js";
 import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
+import type { HostSetupReport } from "../setup/contract.js";
 import type { Executor, ExecutorForgeAccess, ExecutorRunInput } from "../types.js";
 import { type AgentEnding, loadScriptedAgent } from "./agents.js";
 import type { ScriptedAgentContext, ScriptedForge } from "./contract.js";
+import { blockedBy, type ScriptedSetupRun, startScriptedSetup, toolHookPayload } from "./setup.js";
 import { commandEnvNames, createScriptedTools } from "./tools.js";
 
 export interface ScriptedExecutorOptions {
@@ -65,6 +67,15 @@ export class ScriptedExecutor implements Executor {
     const secretValues = this.secretValues ?? secretValuesFromEnv(process.env);
     const trace: TraceEvent[] = [];
     const controller = new AbortController();
+    // The setup's hooks and servers stop with the run: when it ends, at its deadline, or when
+    // it is aborted.
+    const runEnded = new AbortController();
+    const setupSignal = AbortSignal.any([
+      runEnded.signal,
+      AbortSignal.timeout(Math.min(input.timeoutMs, 2_147_483_647)),
+      ...(input.signal ? [input.signal] : []),
+    ]);
+    let setupRun: ScriptedSetupRun | undefined;
     const toolbox = createScriptedTools({
       policy: input.policy,
       cwd: input.cwd,
@@ -77,6 +88,20 @@ export class ScriptedExecutor implements Executor {
         ? {}
         : { searchTimeLimitMs: this.searchTimeLimitMs }),
       trace,
+      setup: {
+        callMcp: (toolName, toolInput, signal) => setupRun?.callMcp(toolName, toolInput, signal),
+        beforeTool: async (toolName, toolInput) => {
+          if (setupRun === undefined) return undefined;
+          const outcomes = await setupRun.hooks.run(
+            "PreToolUse",
+            toolHookPayload(toolName, toolInput),
+          );
+          return blockedBy(outcomes);
+        },
+        afterTool: async (toolName, toolInput, result) => {
+          await setupRun?.hooks.run("PostToolUse", toolHookPayload(toolName, toolInput, result));
+        },
+      },
     });
     const receipt = (
       status: ReceiptStatus,
@@ -126,6 +151,9 @@ export class ScriptedExecutor implements Executor {
       toolCalls: toolbox.calls(),
       permissionDenials: toolbox.denials(),
       trace: redact(trace, { secretValues }) as TraceEvent[],
+      ...(setupRun === undefined
+        ? {}
+        : { setup: redact(setupRun.reports(), { secretValues }) as HostSetupReport[] }),
     });
 
     if (input.policy.config.trialRoot !== input.cwd) {
@@ -140,6 +168,43 @@ export class ScriptedExecutor implements Executor {
       return receipt(loaded.status, { error: loaded.error, infraReason: "config_invalid" });
     }
 
+    if ((input.setup ?? []).length > 0) {
+      setupRun = await startScriptedSetup({
+        setup: input.setup ?? [],
+        sandbox: input.sandbox,
+        cwd: input.cwd,
+        scratchDir: input.scratchDir,
+        sessionId: `scripted-${input.task}-${input.variant}-${input.trialIndex}`,
+        signal: setupSignal,
+      });
+      const fatal = setupRun.fatal();
+      if (fatal.length > 0) {
+        await setupRun.close();
+        const error = `the variant's setup did not load: ${fatal.map((r) => `${r.component} (${r.mechanism}): ${r.reason ?? r.status}`).join("; ")}`;
+        trace.push({ type: "setup_failed", error });
+        return receipt("infra_error", { error, infraReason: "setup_failed" });
+      }
+    }
+    const setup = setupRun?.setup ?? { components: [], context: [] };
+    // A UserPromptSubmit or SessionStart hook adds what it prints to the agent's context, as
+    // Claude Code does; a UserPromptSubmit hook that exits 2 blocks the prompt.
+    for (const event of ["SessionStart", "UserPromptSubmit"] as const) {
+      const outcomes =
+        (await setupRun?.hooks.run(
+          event,
+          event === "UserPromptSubmit" ? { prompt: input.prompt } : { source: "startup" },
+        )) ?? [];
+      for (const outcome of outcomes)
+        if (outcome.run.exitCode === 0 && outcome.run.stdout.trim() !== "")
+          setup.context.push(outcome.run.stdout.trim());
+      const blocked = blockedBy(outcomes);
+      if (blocked !== undefined) {
+        trace.push({ type: "prompt_blocked", reason: blocked });
+        await setupRun?.close();
+        return receipt("completed", { finalText: "", agentVersion: loaded.version, agentMs: 0 });
+      }
+    }
+
     const context: ScriptedAgentContext = {
       prompt: input.prompt,
       preamble: input.preamble,
@@ -148,6 +213,7 @@ export class ScriptedExecutor implements Executor {
       signal: controller.signal,
       trial: { index: input.trialIndex, variant: input.variant, task: input.task },
       ...(input.forge === undefined ? {} : { forge: scriptedForge(input.forge) }),
+      setup,
     };
     const agentStarted = this.now();
     let timer: NodeJS.Timeout | undefined;
@@ -172,6 +238,11 @@ export class ScriptedExecutor implements Executor {
     controller.abort();
     await running.stop();
     await toolbox.settled();
+    // An agent that finished its turn meets the Stop hooks (a scripted agent cannot be sent
+    // back to work as Claude Code's would be: a blocking Stop hook is recorded, no more).
+    if (ending.kind === "returned") await setupRun?.hooks.run("Stop", { stop_hook_active: false });
+    runEnded.abort();
+    await setupRun?.close();
     await toolbox.close();
 
     const agentVersion = loaded.version;

@@ -12,6 +12,7 @@ import {
 import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.js";
 import type { TraceEvent } from "../receipt.js";
 import { redact } from "../redact.js";
+import { type McpCallAnswer, mcpCallAnswer } from "../setup/mcp-stdio.js";
 import type { ExecutorForgeAccess } from "../types.js";
 import type {
   BashOutput,
@@ -51,6 +52,21 @@ export interface ScriptedToolsOptions {
    * tools (`mcp__forge__…`) go to the trial's forge MCP server.
    */
   forge?: ExecutorForgeAccess;
+  /** The variant's own MCP servers and hooks (its setup), when it has any. */
+  setup?: ToolSetup;
+}
+
+/** What a variant's setup adds around the tools: its MCP servers, and hooks before and after calls. */
+interface ToolSetup {
+  /** Carries out a call of one of the setup's MCP tools; undefined when none has that name's prefix. */
+  callMcp(
+    toolName: string,
+    input: unknown,
+    signal: AbortSignal,
+  ): Promise<McpCallAnswer> | undefined;
+  /** Runs before an allowed call; a string blocks the call with that reason. */
+  beforeTool(toolName: string, input: unknown): Promise<string | undefined>;
+  afterTool(toolName: string, input: unknown, result: unknown): Promise<void>;
 }
 
 export interface ScriptedToolbox {
@@ -290,11 +306,20 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
     toolName: string,
     input: unknown,
   ): Promise<ToolResult<object>> {
-    // The policy allows no unknown tool but the MCP tools the harness serves.
-    if (decision.tool === null)
+    // The policy allows no unknown tool but the MCP tools of the trial's servers.
+    if (decision.tool === null) {
+      const setupCall = options.setup?.callMcp(toolName, input, signal);
+      if (setupCall !== undefined)
+        return toolResultOf(
+          await setupCall.catch((error: unknown) => ({
+            ok: false as const,
+            error: errorText(error),
+          })),
+        );
       return mcp === undefined
-        ? failed("no MCP server is attached to this trial")
+        ? failed(`${toolName} is not a tool of any MCP server of this trial`)
         : await mcp.call(toolName, input).catch((error: unknown) => failed(errorText(error)));
+    }
     const handler = handlers[decision.tool]!;
     const fields =
       typeof input === "object" && input !== null ? (input as Record<string, unknown>) : {};
@@ -325,7 +350,14 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
       if (record) denials.push(record);
       result = denied(decision);
     } else if (signal.aborted) result = failed(TRIAL_ENDED);
-    else result = await carryOut(decision, toolName, input);
+    else {
+      const blocked = await options.setup?.beforeTool(toolName, input);
+      if (blocked !== undefined) result = failed(blocked);
+      else {
+        result = await carryOut(decision, toolName, input);
+        if (!signal.aborted) await options.setup?.afterTool(toolName, input, result);
+      }
+    }
     event.result = clipStrings(redact(summarizeResult(result)));
     return result;
   }
@@ -408,24 +440,18 @@ function lazyMcpClient(server: NonNullable<ExecutorForgeAccess["mcp"]>) {
           unknown
         >,
       });
-      const text = (answer.content as Array<{ type: string; text?: string }> | undefined)
-        ?.filter((part) => part.type === "text")
-        .map((part) => part.text ?? "")
-        .join("\n");
-      if (answer.isError === true) return failed(text ?? "the tool failed");
-      let result: unknown = text;
-      try {
-        result = JSON.parse(text ?? "");
-      } catch {
-        // not JSON: the text itself
-      }
-      return { ok: true, result };
+      return toolResultOf(mcpCallAnswer(answer));
     },
     async close() {
       if (connecting === undefined) return;
       await (await connecting.catch(() => undefined))?.close().catch(() => {});
     },
   };
+}
+
+/** An MCP tool's answer as a tool result: `{ok: true, result}` or a failure with its text. */
+function toolResultOf(answer: McpCallAnswer): ToolResult<{ result: unknown }> {
+  return answer.ok ? { ok: true, result: answer.result } : failed(answer.error);
 }
 
 /** What the trace keeps of a result: outcomes and sizes, not whole file contents. */
