@@ -2,6 +2,7 @@ import {
   type ComponentContract,
   type ComponentKind,
   compareStrength,
+  HOOK_EVENTS,
   type HookEvent,
   type PermissionAccess,
   type PermissionDomain,
@@ -142,6 +143,35 @@ const SCRIPTED_SETUP: readonly MechanismCapability[] = [
   ),
 ];
 
+const CLAUDE_CODE_SETUP: readonly MechanismCapability[] = [
+  setupCapability(
+    "native-skill",
+    "the skill's folder, materialized read-only outside the trial, is loaded through one local plugin (harnesslab-setup) and the `skills` option; the Skill tool may load only the variant's skills",
+    "Claude Code's init message lists the skill as harnesslab-setup:<name>",
+  ),
+  setupCapability(
+    "system-instruction",
+    "the Markdown file is appended to Claude Code's system prompt (systemPrompt.append), under a marker",
+    "the endpoint proxy saw the marker in a model request Claude Code sent (unconfirmed without the sandbox, where no proxy runs)",
+  ),
+  setupCapability(
+    "mcp-server",
+    "the stdio MCP server is started by harnesslab in the trial's sandbox and relayed to Claude Code as an in-process SDK server; its tools are mcp__<component>__<tool>, each call decided by the tool policy",
+    "Claude Code's init message lists the server as connected, with its tools",
+  ),
+  setupCapability(
+    "native-hook",
+    "an SDK hook callback at the event runs the hook's command in the trial's sandbox, its JSON on stdin, its exit read as Claude Code reads a command hook's (2 blocks PreToolUse, UserPromptSubmit and Stop)",
+    "Claude Code called the hook (setup.json records every run); a hook whose event never came is unconfirmed",
+    { hookEvents: HOOK_EVENTS },
+  ),
+  setupCapability(
+    "subagent",
+    "the subagent is passed as an `agents` entry (description, prompt file, tools); the Agent tool may start only the variant's subagents",
+    "Claude Code's init message lists the agent",
+  ),
+];
+
 const NOTHING: Materialization = { strength: "unsupported", mechanism: null };
 
 function sameAccessSet(
@@ -261,6 +291,7 @@ const PROFILES: Readonly<Record<HostId, HostProfile>> = {
   pi: profile("pi", true, "Pi (Pi coding-agent SDK)"),
   "claude-code": profile("claude-code", true, "Claude Code (Claude Agent SDK)", [
     permissionCallback,
+    ...CLAUDE_CODE_SETUP,
   ]),
   codex: profile("codex", true, "Codex (Codex SDK)"),
   scripted: profile("scripted", true, "Scripted agent (offline runs and tests)", [

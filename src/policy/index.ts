@@ -12,6 +12,7 @@ export {
   type PolicyDecisionRecord,
   type PolicyRule,
   policyDecisionRecordSchema,
+  SETUP_SKILL_NAMESPACE,
   TOOL_USE_KINDS,
   type ToolPolicy,
   type ToolUse,

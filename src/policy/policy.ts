@@ -13,15 +13,16 @@ import {
 } from "./paths.js";
 import { describeToolUse, replaceRootAliases, summarizeInput } from "./summary.js";
 import { normalizeToolName, TOOL_KINDS } from "./tools.js";
-import type {
-  CanonicalTool,
-  PathResolverFs,
-  PolicyDecision,
-  PolicyDecisionRecord,
-  PolicyRule,
-  ToolPolicy,
-  ToolPolicyOptions,
-  ToolUse,
+import {
+  type CanonicalTool,
+  type PathResolverFs,
+  type PolicyDecision,
+  type PolicyDecisionRecord,
+  type PolicyRule,
+  SETUP_SKILL_NAMESPACE,
+  type ToolPolicy,
+  type ToolPolicyOptions,
+  type ToolUse,
 } from "./types.js";
 
 const defaultResolver: PathResolverFs = { realpath, readlink };
@@ -89,6 +90,21 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
       throw new Error(
         `createToolPolicy: commandPrograms entry ${JSON.stringify(program)} must be a program name (no path, no spaces)`,
       );
+  const names = (list: readonly string[] | undefined, what: string) => {
+    const unique = [...new Set(list ?? [])].sort();
+    for (const name of unique)
+      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+        throw new Error(
+          `createToolPolicy: ${what} entry ${JSON.stringify(name)} must be a name (letters, digits, _ . and -)`,
+        );
+    return unique;
+  };
+  const readableRoots = [...new Set(options.readableRoots ?? [])].sort();
+  for (const root of readableRoots)
+    if (!isAbsolute(root))
+      throw new Error(
+        `createToolPolicy: readableRoots entry ${JSON.stringify(root)} must be absolute`,
+      );
   return {
     trialRoot: options.trialRoot,
     allowedWrites,
@@ -97,6 +113,9 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
     mcpTools,
     mcpServers,
     commandPrograms,
+    skills: names(options.skills, "skills"),
+    subagents: names(options.subagents, "subagents"),
+    readableRoots,
   };
 }
 
@@ -123,9 +142,38 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     }
     return undefined;
   };
+  /** The host tools a setup brings (Skill, Agent), each bounded to the setup's own names. */
+  const setupTool = (name: string): ((input: unknown) => Verdict) | null => {
+    if (name === "Skill" && config.skills.length > 0)
+      return (input) => {
+        const skill = field(input, "skill");
+        const bare =
+          typeof skill === "string" && skill.startsWith(`${SETUP_SKILL_NAMESPACE}:`)
+            ? skill.slice(SETUP_SKILL_NAMESPACE.length + 1)
+            : skill;
+        return typeof bare === "string" && config.skills.includes(bare)
+          ? { decision: "allow", rule: "allowed", reason: `the variant's skill ${bare}` }
+          : deny(
+              "not-in-setup",
+              `${JSON.stringify(skill)} is not a skill of the variant's setup (${config.skills.join(", ")})`,
+            );
+      };
+    if ((name === "Agent" || name === "Task") && config.subagents.length > 0)
+      return (input) => {
+        const agent = field(input, "subagent_type");
+        return typeof agent === "string" && config.subagents.includes(agent)
+          ? { decision: "allow", rule: "allowed", reason: `the variant's subagent ${agent}` }
+          : deny(
+              "not-in-setup",
+              `${JSON.stringify(agent)} is not a subagent of the variant's setup (${config.subagents.join(", ")})`,
+            );
+      };
+    return null;
+  };
   const records: (PolicyDecisionRecord | undefined)[] = [];
   const uses: (ToolUse | undefined)[] = [];
   let physicalRoot: Promise<string> | undefined;
+  let physicalReadable: Promise<string[]> | undefined;
 
   // The root's physical path is what targets are compared with (e.g. /private/tmp on macOS).
   const rootReal = () => {
@@ -133,9 +181,17 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     return physicalRoot;
   };
 
+  const readableReal = () => {
+    physicalReadable ??= Promise.all(
+      config.readableRoots.map((dir) => fs.realpath(dir).catch(() => dir)),
+    );
+    return physicalReadable;
+  };
+
   async function confine(
     raw: unknown,
     fieldName: string,
+    readOnly = false,
   ): Promise<
     { ok: true; absolutePath: string; relativePath: string } | { ok: false; verdict: Verdict }
   > {
@@ -163,6 +219,12 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
       };
     }
     const relativePath = relativeInside(root, physical);
+    if (relativePath === null && readOnly) {
+      // A read of the variant's setup (a skill's reference file): the path itself stands for it.
+      for (const dir of await readableReal())
+        if (relativeInside(dir, physical) !== null)
+          return { ok: true, absolutePath: physical, relativePath: physical };
+    }
     if (relativePath === null) {
       return {
         ok: false,
@@ -185,7 +247,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
     const kind = TOOL_KINDS[tool];
     if (kind === "read" || kind === "write") {
       const name = field(input, "file_path") !== undefined ? "file_path" : "path";
-      const target = await confine(field(input, name), name);
+      const target = await confine(field(input, name), name, kind === "read");
       if (!target.ok) return target.verdict;
       const found = { absolutePath: target.absolutePath, relativePath: target.relativePath };
       if (kind === "write" && !writable.has(target.relativePath)) {
@@ -216,7 +278,7 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
         );
       }
       const rawPath = field(input, "path");
-      const target = await confine(rawPath ?? ".", "path");
+      const target = await confine(rawPath ?? ".", "path", true);
       if (!target.ok) return target.verdict;
       return {
         decision: "allow",
@@ -259,6 +321,8 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
         rule: "allowed",
         reason: `a tool of the variant's MCP server ${setupServerOf(toolName)}`,
       };
+    } else if (tool === null && typeof toolName === "string" && setupTool(toolName) !== null) {
+      verdict = setupTool(toolName)!(input);
     } else if (tool === null) {
       verdict = deny(
         "unknown-tool",

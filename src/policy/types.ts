@@ -1,5 +1,8 @@
 import { z } from "zod";
 
+/** The plugin a setup's skills are loaded through; a host names each skill `<plugin>:<name>`. */
+export const SETUP_SKILL_NAMESPACE = "harnesslab-setup";
+
 /** Tool names the policy knows how to bound, spelled as Claude Code spells them. */
 export const CANONICAL_TOOLS = [
   "Read",
@@ -27,6 +30,7 @@ const POLICY_RULES = [
   "shell-metacharacter",
   "command-not-allowed",
   "background-not-allowed",
+  "not-in-setup",
 ] as const;
 export type PolicyRule = (typeof POLICY_RULES)[number];
 
@@ -103,6 +107,18 @@ export interface ToolPolicyOptions {
    */
   mcpServers?: readonly string[];
   /**
+   * Skills of the variant's setup the host's `Skill` tool may load, by name (also as
+   * `harnesslab-setup:<name>`, the plugin they are loaded through). Any other skill is denied.
+   */
+  skills?: readonly string[];
+  /** Subagents of the variant's setup the host's `Agent` (`Task`) tool may start, by name. */
+  subagents?: readonly string[];
+  /**
+   * Folders outside the trial that file reads and searches may reach (the materialized setup's
+   * skills); never writes.
+   */
+  readableRoots?: readonly string[];
+  /**
    * Programs whose commands are allowed with any arguments (plain words and quoted strings, no
    * other shell syntax): a forge task's CLI tools (`curl`, `tea`), whose reach the sandbox bounds.
    */
@@ -129,6 +145,9 @@ export interface ToolPolicy {
     mcpTools: string[];
     mcpServers: string[];
     commandPrograms: string[];
+    skills: string[];
+    subagents: string[];
+    readableRoots: string[];
   };
   /** Decides one tool call and records the decision. Never throws for bad input. */
   decide(toolName: string, input: unknown): Promise<PolicyDecision>;

@@ -80,6 +80,11 @@ export interface EndpointProxyOptions {
   listen?: "socket" | "loopback";
   /** The port the client will use inside the sandbox (default SANDBOX_ENDPOINT_PORT). */
   insidePort?: number;
+  /**
+   * Sees each forwarded request's body as it passes, chunk by chunk (what the host really sent:
+   * the evidence that instructions reached the model).
+   */
+  observeBody?: (chunk: Buffer) => void;
 }
 
 /** One request the proxy answered: forwarded (the upstream's status) or refused (403/413). */
@@ -257,6 +262,8 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
         }
       });
     }
+    const observe = options.observeBody;
+    if (observe !== undefined) request.on("data", (chunk: Buffer) => observe(chunk));
     request.pipe(forwarded);
   });
   await new Promise<void>((resolve, reject) => {

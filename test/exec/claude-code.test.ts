@@ -126,6 +126,7 @@ describe("ClaudeCodeExecutor options", () => {
       settingSources: [],
       strictMcpConfig: true,
       mcpServers: {},
+      plugins: [],
       persistSession: false,
       skills: [],
       systemPrompt: { type: "preset", preset: "claude_code" },

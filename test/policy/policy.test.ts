@@ -269,3 +269,52 @@ describe("decisions log", () => {
     expect(p.decisions()[0]?.decision).toBe("allow");
   });
 });
+
+describe("a variant's setup: its skills, subagents and readable skill folders", () => {
+  it("allows the Skill tool only for the setup's skills, by name or as harnesslab-setup:<name>", async () => {
+    const p = policy({ skills: ["house-style"] });
+    expect(await ruleOf(p, "Skill", { skill: "house-style" })).toBe("allowed");
+    expect(await ruleOf(p, "Skill", { skill: "harnesslab-setup:house-style" })).toBe("allowed");
+    const other = await p.decide("Skill", { skill: "deploy-prod" });
+    expect(other).toMatchObject({ decision: "deny", rule: "not-in-setup" });
+    expect(other.reason).toContain("house-style");
+    expect(await ruleOf(p, "Skill", { skill: "someone-else:house-style" })).toBe("not-in-setup");
+    expect(await ruleOf(p, "Skill", {})).toBe("not-in-setup");
+    // Without skills the tool is unknown, as before.
+    expect(await ruleOf(policy(), "Skill", { skill: "house-style" })).toBe("unknown-tool");
+  });
+
+  it("allows the Agent (Task) tool only for the setup's subagents", async () => {
+    const p = policy({ subagents: ["reviewer"] });
+    expect(await ruleOf(p, "Agent", { subagent_type: "reviewer", prompt: "x" })).toBe("allowed");
+    expect(await ruleOf(p, "Task", { subagent_type: "reviewer", prompt: "x" })).toBe("allowed");
+    expect(await ruleOf(p, "Agent", { subagent_type: "general-purpose" })).toBe("not-in-setup");
+    expect(await ruleOf(policy(), "Agent", { subagent_type: "reviewer" })).toBe("unknown-tool");
+  });
+
+  it("lets reads and searches reach a readable root, never writes, and not its neighbours", async () => {
+    const skill = join(outside, "house-style");
+    await mkdir(skill);
+    await writeFile(join(skill, "SKILL.md"), "---\nname: house-style\n---\n");
+    const p = policy({ readableRoots: [skill] });
+    const read = await p.decide("Read", { file_path: join(skill, "SKILL.md") });
+    expect(read).toMatchObject({ decision: "allow", rule: "allowed" });
+    expect(await ruleOf(p, "Grep", { pattern: "name", path: skill })).toBe("allowed");
+    expect(await ruleOf(p, "Write", { file_path: join(skill, "SKILL.md"), content: "x" })).toBe(
+      "path-outside-root",
+    );
+    expect(await ruleOf(p, "Read", { file_path: join(outside, "secret.txt") })).toBe(
+      "path-outside-root",
+    );
+    // A symlink in the trial that points into the root is read where it points: still allowed
+    // for reads, still refused for writes.
+    await symlink(join(skill, "SKILL.md"), join(root, "skill-link.md"));
+    expect(await ruleOf(p, "Read", { file_path: "skill-link.md" })).toBe("allowed");
+  });
+
+  it("refuses setup names that are not names and roots that are not absolute", () => {
+    expect(() => policy({ skills: ["../x"] })).toThrow(/skills entry "..\/x" must be a name/);
+    expect(() => policy({ subagents: ["a b"] })).toThrow(/subagents entry/);
+    expect(() => policy({ readableRoots: ["relative/dir"] })).toThrow(/must be absolute/);
+  });
+});

@@ -195,3 +195,24 @@ export function trialSetupEntries(document: SetupDocument): TrialSetupEntry[] {
     toolCalls: Object.values(c.toolCalls).reduce((sum, n) => sum + n, 0),
   }));
 }
+
+/**
+ * What the tool policy allows of a setup: its MCP servers' tools, its skills (and reads of their
+ * folders) and its subagents. Anything of a component the variant does not have stays denied.
+ */
+export function setupPolicy(components: readonly SetupComponent[]): {
+  mcpServers: string[];
+  skills: string[];
+  subagents: string[];
+  readableRoots: string[];
+} {
+  const skills = components.filter((c) => c.mechanism === "native-skill");
+  return {
+    mcpServers: components.filter((c) => c.mechanism === "mcp-server").map((c) => c.id),
+    skills: [
+      ...new Set(skills.flatMap((c) => [c.id, ...(c.source?.skill ? [c.source.skill.name] : [])])),
+    ],
+    subagents: components.filter((c) => c.mechanism === "subagent").map((c) => c.id),
+    readableRoots: skills.flatMap((c) => (c.source === undefined ? [] : [c.source.path])),
+  };
+}

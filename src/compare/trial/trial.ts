@@ -50,7 +50,13 @@ import { classifyTrial, type TrialEvidence } from "./classify.js";
 import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
-import { materializeSetup, setupDocument, setupIntact, trialSetupEntries } from "./setup.js";
+import {
+  materializeSetup,
+  setupDocument,
+  setupIntact,
+  setupPolicy,
+  trialSetupEntries,
+} from "./setup.js";
 import { type ArtifactScrubber, artifactScrubber, graderResults } from "./trial-record.js";
 
 export interface TrialContext {
@@ -444,7 +450,7 @@ async function runAgent(
     allowedCommands: experiment.runtime.validationCommands,
     tools: settings.tools,
     mcpTools: state.forge?.access.mcp?.tools ?? [],
-    mcpServers: state.setup.filter((c) => c.mechanism === "mcp-server").map((c) => c.id),
+    ...setupPolicy(state.setup),
     commandPrograms: state.forge?.access.commands ?? [],
   });
   // An executor must honour its own timeout; one that does not return within the

@@ -29,6 +29,7 @@ import {
   spawnContained,
   upstreamFailureNote,
 } from "../sdk/contained.js";
+import { type HostSetupReport, setupFailure } from "../setup/contract.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { outcomeFromResult, outcomeFromThrown } from "./classify.js";
 import {
@@ -39,6 +40,7 @@ import {
 } from "./env.js";
 import { buildQueryOptions, CLAUDE_PERMISSION_MODES, isClaudePermissionMode } from "./options.js";
 import { createPermissionGate } from "./permissions.js";
+import { type ClaudeSetupRun, prepareClaudeSetup } from "./setup.js";
 import { ClaudeRun } from "./stream.js";
 
 /**
@@ -66,7 +68,8 @@ export interface ClaudeCodeExecutorOptions extends SdkSource<ClaudeAgentSdk> {
  * The `claude-code` host: the real Claude Code agent through `@anthropic-ai/claude-agent-sdk`
  * (`query()`, which runs the SDK's bundled native binary). Every tool call goes through the
  * trial's policy (a PreToolUse hook, with `canUseTool` as a second line); the run sees an
- * isolated home, no user or project settings, no MCP servers and an allowlisted environment.
+ * isolated home, no user or project settings, no MCP server, skill or plugin but the variant's
+ * own setup (see ./setup.ts), and an allowlisted environment.
  */
 export class ClaudeCodeExecutor implements Executor {
   readonly host = "claude-code" as const;
@@ -115,6 +118,55 @@ export class ClaudeCodeExecutor implements Executor {
       return builder.finish("aborted", { error: "aborted before the agent started" });
     }
 
+    // The setup's hooks and servers stop with the run, whichever way it ends.
+    const runEnded = new AbortController();
+    let setup: ClaudeSetupRun | undefined;
+    if ((input.setup ?? []).length > 0) {
+      try {
+        setup = await prepareClaudeSetup({
+          setup: input.setup ?? [],
+          sandbox: input.sandbox,
+          cwd: input.cwd,
+          scratchDir: input.scratchDir,
+          signal: AbortSignal.any([runEnded.signal, ...(input.signal ? [input.signal] : [])]),
+        });
+      } catch (error) {
+        return builder.finish("infra_error", {
+          infraReason: "setup_failed",
+          error: `cannot prepare the variant's setup for Claude Code: ${error instanceof Error ? error.message : String(error)}`,
+        });
+      }
+      const ready = setup;
+      builder.setupReports = () => ready.reports();
+      const fatal = setup.fatalBeforeStart();
+      if (fatal.length > 0) {
+        await setup.close();
+        return builder.finish("infra_error", {
+          infraReason: "setup_failed",
+          error: setupFailure(fatal),
+        });
+      }
+    }
+    try {
+      return await this.runPrepared(input, { env, builder, home, tmpDir, setup });
+    } finally {
+      runEnded.abort();
+      await setup?.close();
+    }
+  }
+
+  private async runPrepared(
+    input: ExecutorRunInput,
+    prepared: {
+      env: Record<string, string>;
+      builder: ReceiptBuilder;
+      /** The run's isolated home and temporary folder. */
+      home: string;
+      tmpDir: string;
+      setup: ClaudeSetupRun | undefined;
+    },
+  ): Promise<RuntimeReceipt> {
+    const { env, builder, home, tmpDir, setup } = prepared;
     const loaded = await loadHostSdk(this.options, CLAUDE_AGENT_SDK_PACKAGE);
     if (!loaded.ok) {
       return builder.finish("infra_error", { infraReason: "runtime_missing", error: loaded.error });
@@ -133,7 +185,11 @@ export class ClaudeCodeExecutor implements Executor {
         sandbox: input.sandbox,
         cwd: input.cwd,
         scratchDir: input.scratchDir,
-        installPaths: claudeInstallPaths(this.options.pathToClaudeCodeExecutable),
+        installPaths: [
+          ...claudeInstallPaths(this.options.pathToClaudeCodeExecutable),
+          ...(setup?.readOnlyPaths ?? []),
+        ],
+        ...(setup?.observeRequestBody ? { observeRequestBody: setup.observeRequestBody } : {}),
         endpoint: endpoint.ok
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
@@ -193,9 +249,17 @@ export class ClaudeCodeExecutor implements Executor {
       ...(host.proxy === null
         ? {}
         : { spawnClaudeCodeProcess: (request) => spawnContained(host, request) }),
+      ...(setup === undefined ? {} : { setup: setup.options }),
     });
 
-    const state = new ClaudeRun(builder);
+    // A component whose requirement says `fail` and that Claude Code did not load ends the run
+    // before the agent's first turn is used for anything.
+    let setupFatal: HostSetupReport[] = [];
+    const state = new ClaudeRun(builder, (init) => {
+      if (setup === undefined) return;
+      setupFatal = setup.confirm(init);
+      if (setupFatal.length > 0) deadline.controller.abort(new Error(setupFailure(setupFatal)));
+    });
     try {
       const thrown = await consumeQuery({
         query: () =>
@@ -205,6 +269,11 @@ export class ClaudeCodeExecutor implements Executor {
         abortGraceMs: this.options.abortGraceMs ?? 10_000,
         builder,
       });
+      if (setupFatal.length > 0)
+        return builder.finish("infra_error", {
+          infraReason: "setup_failed",
+          error: setupFailure(setupFatal),
+        });
       const outcome = this.outcome(state, thrown, deadline.why(), input.timeoutMs);
       const note =
         outcome.infraReason === "network_unreachable" && endpoint.ok

@@ -25,7 +25,11 @@ const SYNTHETIC_MODEL = "<synthetic>";
 export class ClaudeRun extends ClaudeLikeRun<SDKResultMessage> {
   evidence: FailureEvidence = {};
 
-  constructor(builder: ReceiptBuilder) {
+  constructor(
+    builder: ReceiptBuilder,
+    /** Told what the init message lists (the setup's skills, agents, MCP servers). */
+    private readonly onInitMessage: (init: SDKSystemMessage) => void = () => {},
+  ) {
     super(builder, { resultSubtypes: RESULT_SUBTYPES, thinkingTokens: true });
   }
 
@@ -57,6 +61,7 @@ export class ClaudeRun extends ClaudeLikeRun<SDKResultMessage> {
       this.builder.agentVersion = init.claude_code_version;
     }
     this.evidence.apiKeySource = typeof init.apiKeySource === "string" ? init.apiKeySource : null;
+    this.onInitMessage(init);
   }
 
   private onAssistant(message: SDKAssistantMessage): void {

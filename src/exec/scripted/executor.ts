@@ -6,11 +6,12 @@ import {
   type TraceEvent,
 } from "../receipt.js";
 import { maskSecretValues, redact, redactText, secretValuesFromEnv } from "../redact.js";
-import type { HostSetupReport } from "../setup/contract.js";
+import { type HostSetupReport, setupFailure } from "../setup/contract.js";
+import { blockedBy } from "../setup/hooks.js";
 import type { Executor, ExecutorForgeAccess, ExecutorRunInput } from "../types.js";
 import { type AgentEnding, loadScriptedAgent } from "./agents.js";
 import type { ScriptedAgentContext, ScriptedForge } from "./contract.js";
-import { blockedBy, type ScriptedSetupRun, startScriptedSetup, toolHookPayload } from "./setup.js";
+import { type ScriptedSetupRun, startScriptedSetup, toolHookPayload } from "./setup.js";
 import { commandEnvNames, createScriptedTools } from "./tools.js";
 
 export interface ScriptedExecutorOptions {
@@ -180,7 +181,7 @@ export class ScriptedExecutor implements Executor {
       const fatal = setupRun.fatal();
       if (fatal.length > 0) {
         await setupRun.close();
-        const error = `the variant's setup did not load: ${fatal.map((r) => `${r.component} (${r.mechanism}): ${r.reason ?? r.status}`).join("; ")}`;
+        const error = setupFailure(fatal);
         trace.push({ type: "setup_failed", error });
         return receipt("infra_error", { error, infraReason: "setup_failed" });
       }

@@ -14,6 +14,7 @@ import {
   type TraceEvent,
 } from "../receipt.js";
 import { redact, redactText } from "../redact.js";
+import type { HostSetupReport } from "../setup/contract.js";
 import type { ExecutorRunInput, HostId } from "../types.js";
 import { errorMessage, type RunOutcome, type StopCause } from "./classify.js";
 
@@ -261,6 +262,8 @@ export class ReceiptBuilder {
   apiMs: number | null = null;
   finalText = "";
   agentVersion: string | null;
+  /** What the host reported of the variant's setup, read when the receipt is made. */
+  setupReports: (() => HostSetupReport[]) | undefined;
   readonly trace: TraceEvent[] = [];
 
   constructor(private readonly parts: ReceiptParts) {
@@ -329,6 +332,13 @@ export class ReceiptBuilder {
       turns: this.turns,
       toolCalls: this.toolCalls,
       permissionDenials: input.policy.decisions().filter((d) => d.decision === "deny"),
+      ...(this.setupReports === undefined
+        ? {}
+        : {
+            setup: redact(this.setupReports(), {
+              secretValues: this.parts.secretValues,
+            }) as HostSetupReport[],
+          }),
       trace: this.trace,
     };
   }

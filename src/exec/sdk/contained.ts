@@ -83,6 +83,8 @@ export interface ContainHostOptions {
   };
   /** Further endpoints the host process itself reaches (a forge task's MCP server). */
   grants?: readonly GrantedEndpoint[];
+  /** Sees the body of every model request the proxy forwards (see EndpointProxyOptions). */
+  observeRequestBody?: (chunk: Buffer) => void;
 }
 
 const definedOnly = (env: Readonly<Record<string, string | undefined>>) => {
@@ -114,6 +116,7 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
     parentDir: dirname(options.scratchDir),
     allow: modelApiRequest(new URL(options.endpoint.upstream).pathname),
     maxBodyBytes: MODEL_REQUEST_MAX_BYTES,
+    ...(options.observeRequestBody ? { observeBody: options.observeRequestBody } : {}),
   });
   let relay: CommandRelay | null = null;
   // Everything but the host's own command is known now; an SDK's spawn hook is synchronous.

@@ -81,3 +81,8 @@ export type HostSetupReport = z.infer<typeof hostSetupReportSchema>;
 export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`;
 }
+
+/** The error of a trial whose setup did not load: each fatal component and the host's reason. */
+export function setupFailure(fatal: readonly HostSetupReport[]): string {
+  return `the variant's setup did not load: ${fatal.map((r) => `${r.component} (${r.mechanism}): ${r.reason ?? r.status}`).join("; ")}`;
+}

@@ -109,3 +109,11 @@ export function createHookRunner(options: HookRunnerOptions): HookRunner {
     },
   };
 }
+
+/** The first blocking outcome's feedback (its stderr, as Claude Code hands it to the model). */
+export function blockedBy(outcomes: readonly HookOutcome[]): string | undefined {
+  const blocking = outcomes.find((o) => o.run.blocked);
+  if (blocking === undefined) return undefined;
+  const why = blocking.run.stderr.trim() || blocking.run.stdout.trim() || "no reason given";
+  return `the ${blocking.run.event} hook ${blocking.component} blocked it: ${why}`;
+}

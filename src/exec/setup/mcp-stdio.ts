@@ -4,7 +4,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { type ProcessGroup, startProcessGroup } from "../../shared/index.js";
 
 /** A tool as the server listed it. */
@@ -71,7 +71,11 @@ class ProcessStdioTransport implements Transport {
 
 export interface StdioMcpServer {
   tools: McpToolInfo[];
+  /** The tools exactly as the server listed them (input schemas included), for a host to list on. */
+  definitions: Tool[];
   call(tool: string, input: unknown, signal: AbortSignal): Promise<McpCallAnswer>;
+  /** The call's result as the server gave it; a failed call is a result with `isError`. */
+  callRaw(tool: string, input: unknown, signal: AbortSignal): Promise<CallToolResult>;
   /** What the server wrote to stderr (its last part). */
   stderr(): string;
   close(): Promise<void>;
@@ -122,12 +126,14 @@ export async function startStdioMcpServer(options: {
       timeout: options.startTimeoutMs,
     });
     const tools: McpToolInfo[] = [];
+    const definitions: Tool[] = [];
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, {
         signal: startSignal,
         timeout: options.startTimeoutMs,
       });
+      definitions.push(...page.tools);
       for (const tool of page.tools)
         tools.push({
           name: tool.name,
@@ -136,22 +142,24 @@ export async function startStdioMcpServer(options: {
       cursor = page.nextCursor;
     } while (cursor !== undefined && tools.length < 1_000);
     const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    const callRaw = async (tool: string, input: unknown, signal: AbortSignal) => {
+      try {
+        return (await client.callTool({ name: tool, arguments: toolArguments(input) }, undefined, {
+          signal,
+          timeout: callTimeoutMs,
+        })) as CallToolResult;
+      } catch (error) {
+        const text = await why((error as Error).message);
+        return { isError: true, content: [{ type: "text" as const, text }] };
+      }
+    };
     return {
       ok: true,
       server: {
         tools,
-        call: async (tool, input, signal) => {
-          try {
-            const answer = await client.callTool(
-              { name: tool, arguments: toolArguments(input) },
-              undefined,
-              { signal, timeout: callTimeoutMs },
-            );
-            return mcpCallAnswer(answer);
-          } catch (error) {
-            return { ok: false, error: await why((error as Error).message) };
-          }
-        },
+        definitions,
+        call: async (tool, input, signal) => mcpCallAnswer(await callRaw(tool, input, signal)),
+        callRaw,
         stderr: () => group.stderr(),
         close: async () => {
           await client.close().catch(() => {});

@@ -1,0 +1,405 @@
+// A variant's setup on Claude Code, through the Agent SDK's own options and nothing of the user's
+// settings: skills as one local plugin whose root is the materialized setup folder, MCP servers
+// started by harnesslab in the trial's sandbox and relayed to Claude Code as in-process SDK
+// servers, subagents as `agents`, hooks as SDK hook callbacks that run the hook's command in the
+// trial's sandbox, instructions appended to the system prompt. What loaded is what Claude Code's
+// init message lists (skills, agents, MCP servers `connected`), what its hooks were called for,
+// and, for instructions, what the endpoint proxy saw in the model requests.
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type {
+  AgentDefinition,
+  HookCallbackMatcher,
+  HookJSONOutput,
+  McpSdkServerConfigWithInstance,
+  SDKSystemMessage,
+  HookEvent as SdkHookEvent,
+} from "@anthropic-ai/claude-agent-sdk";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { HookEvent } from "../../ir/index.js";
+import { SETUP_SKILL_NAMESPACE } from "../../policy/index.js";
+import { type HostSetupReport, mcpToolName, type SetupComponent } from "../setup/contract.js";
+import { blockedBy, createHookRunner, type HookRunner } from "../setup/hooks.js";
+import type { StdioMcpServer } from "../setup/mcp-stdio.js";
+import {
+  type SetupStartOptions,
+  setupMainText,
+  startSandboxedMcpServer,
+  verifySetupFiles,
+} from "../setup/start.js";
+
+/** The events whose hook can refuse what is about to happen (exit status 2), as Claude Code reads it. */
+const BLOCKING_EVENTS = new Set<HookEvent>(["PreToolUse", "UserPromptSubmit", "Stop"]);
+/** The events whose hook's standard output Claude Code adds to the model's context. */
+const CONTEXT_EVENTS = new Set<HookEvent>(["SessionStart", "UserPromptSubmit"]);
+
+/** The query() options a setup adds. */
+export interface ClaudeSetupOptions {
+  plugins: { type: "local"; path: string }[];
+  skills: string[];
+  mcpServers: Record<string, McpSdkServerConfigWithInstance>;
+  agents: Record<string, AgentDefinition>;
+  hooks: Partial<Record<SdkHookEvent, HookCallbackMatcher[]>>;
+  /** Appended to Claude Code's own system prompt (the instructions, each under its marker). */
+  systemPromptAppend: string | undefined;
+  /** The host tools the setup needs visible: `Skill` for skills, `Agent` for subagents. */
+  tools: string[];
+}
+
+export interface ClaudeSetupRun {
+  options: ClaudeSetupOptions;
+  /** Folders the contained host must read (the plugin's root, the materialized setup). */
+  readOnlyPaths: string[];
+  /**
+   * For the endpoint proxy: reads the model requests' bodies as they pass, and marks an
+   * instructions component loaded when its marker went to the model. Absent without instructions.
+   */
+  observeRequestBody: ((chunk: Buffer) => void) | undefined;
+  /** What the init message says of each component; returns the ones that must end the trial. */
+  confirm(init: SDKSystemMessage): HostSetupReport[];
+  /** The components that failed before Claude Code started and whose requirement says `fail`. */
+  fatalBeforeStart(): HostSetupReport[];
+  reports(): HostSetupReport[];
+  close(): Promise<void>;
+}
+
+/** A marker no instructions text contains by chance, one JSON encoding cannot change. */
+function markerOf(componentId: string): string {
+  return `harnesslab-instructions:${componentId}`;
+}
+
+/**
+ * Prepares the setup for one run: checks every file, writes the plugin manifest, starts the MCP
+ * servers. Never throws for a component that fails to load; its report says why.
+ */
+export async function prepareClaudeSetup(input: SetupStartOptions): Promise<ClaudeSetupRun> {
+  const reports = new Map<string, HostSetupReport>();
+  const servers = new Map<string, StdioMcpServer>();
+  const report = (component: SetupComponent, fields: Partial<HostSetupReport>) =>
+    reports.set(component.id, {
+      component: component.id,
+      mechanism: component.mechanism,
+      status: "unconfirmed",
+      ...fields,
+    });
+  const options: ClaudeSetupOptions = {
+    plugins: [],
+    skills: [],
+    mcpServers: {},
+    agents: {},
+    hooks: {},
+    systemPromptAppend: undefined,
+    tools: [],
+  };
+  const skillDirs: string[] = [];
+  const skillNames = new Map<string, string[]>();
+  const instructions: string[] = [];
+  const instructionMarkers = new Map<string, string>();
+  const hookComponents: SetupComponent[] = [];
+  const readOnlyPaths = new Set<string>();
+
+  for (const component of input.setup) {
+    if (component.source !== undefined) {
+      const problem = await verifySetupFiles(component);
+      if (problem !== undefined) {
+        report(component, { status: "failed", reason: problem });
+        continue;
+      }
+    }
+    switch (component.mechanism) {
+      case "native-skill": {
+        const source = component.source;
+        if (source === undefined || source.type !== "directory") {
+          report(component, { status: "failed", reason: "a skill's source must be a folder" });
+          break;
+        }
+        skillDirs.push(source.path);
+        const names = [...new Set([source.skill?.name ?? component.id, component.id])];
+        skillNames.set(component.id, names);
+        options.skills.push(...names);
+        report(component, {});
+        break;
+      }
+      case "system-instruction": {
+        const text = await setupMainText(component);
+        if (text === undefined) {
+          report(component, { status: "failed", reason: "its instructions file cannot be read" });
+          break;
+        }
+        const marker = markerOf(component.id);
+        instructionMarkers.set(component.id, marker);
+        instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
+        report(component, {});
+        break;
+      }
+      case "subagent": {
+        const prompt = await setupMainText(component);
+        options.agents[component.id] = {
+          description: component.description ?? component.id,
+          prompt: prompt ?? "",
+          ...(component.tools !== undefined && component.tools.length > 0
+            ? { tools: [...component.tools] }
+            : {}),
+        };
+        report(component, {});
+        break;
+      }
+      case "mcp-server": {
+        const started = await startSandboxedMcpServer(component, input);
+        if (!started.ok) {
+          report(component, { status: "failed", reason: started.reason });
+          break;
+        }
+        servers.set(component.id, started.server);
+        options.mcpServers[component.id] = {
+          type: "sdk",
+          name: component.id,
+          instance: relayServer(component.id, started.server),
+        };
+        report(component, {});
+        break;
+      }
+      case "native-hook":
+        hookComponents.push(component);
+        report(component, {});
+        break;
+    }
+  }
+
+  if (skillDirs.length > 0) {
+    const root = await writePluginManifest(skillDirs);
+    options.plugins.push({ type: "local", path: root });
+    readOnlyPaths.add(root);
+    options.tools.push("Skill");
+  }
+  if (Object.keys(options.agents).length > 0) options.tools.push("Agent");
+  if (instructions.length > 0) options.systemPromptAppend = instructions.join("\n\n");
+  // Hook commands and MCP servers run in sandboxes of their own (outside Claude Code's); only
+  // the skills' folders must be visible to Claude Code itself.
+  const hooks = createHookRunner({
+    hooks: hookComponents,
+    sandbox: input.sandbox,
+    cwd: input.cwd,
+    scratchDir: input.scratchDir,
+    sessionId: "",
+    signal: input.signal,
+  });
+  for (const event of new Set(hookComponents.map((c) => c.hook!.event))) {
+    options.hooks[event] = [{ hooks: [hookCallback(event, hooks)] }];
+  }
+
+  const update = (id: string, fields: Partial<HostSetupReport>) => {
+    const current = reports.get(id);
+    if (current !== undefined) reports.set(id, { ...current, ...fields });
+  };
+
+  return {
+    options,
+    readOnlyPaths: [...readOnlyPaths],
+    confirm(init) {
+      const listedSkills = new Set(init.skills ?? []);
+      const listedAgents = new Set(init.agents ?? []);
+      const servers = new Map((init.mcp_servers ?? []).map((s) => [s.name, s.status]));
+      const pluginProblems = pluginErrorsOf(init);
+      for (const component of input.setup) {
+        if (reports.get(component.id)?.status === "failed") continue;
+        switch (component.mechanism) {
+          case "native-skill": {
+            const listed = (skillNames.get(component.id) ?? [])
+              .map((name) => `${SETUP_SKILL_NAMESPACE}:${name}`)
+              .find((name) => listedSkills.has(name));
+            update(
+              component.id,
+              listed !== undefined
+                ? { status: "loaded", hostName: listed }
+                : {
+                    status: "failed",
+                    reason: `Claude Code's init message does not list the skill${pluginProblems}`,
+                  },
+            );
+            break;
+          }
+          case "subagent":
+            update(
+              component.id,
+              listedAgents.has(component.id)
+                ? { status: "loaded" }
+                : {
+                    status: "failed",
+                    reason: "Claude Code's init message does not list the agent",
+                  },
+            );
+            break;
+          case "mcp-server": {
+            const status = servers.get(component.id);
+            const prefix = mcpToolName(component.id, "");
+            update(
+              component.id,
+              status === "connected"
+                ? {
+                    status: "loaded",
+                    tools: (init.tools ?? []).filter((tool) => tool.startsWith(prefix)),
+                  }
+                : {
+                    status: "failed",
+                    reason:
+                      status === undefined
+                        ? "Claude Code's init message does not list the MCP server"
+                        : `Claude Code reports the MCP server ${status}`,
+                  },
+            );
+            break;
+          }
+          default:
+            break;
+        }
+      }
+      return input.setup
+        .filter((c) => c.onDegrade === "fail" && reports.get(c.id)?.status === "failed")
+        .map((c) => reports.get(c.id)!);
+    },
+    observeRequestBody:
+      instructionMarkers.size === 0
+        ? undefined
+        : watchForMarkers(instructionMarkers, (id) => update(id, { status: "loaded" })),
+    fatalBeforeStart: () =>
+      input.setup
+        .filter((c) => c.onDegrade === "fail" && reports.get(c.id)?.status === "failed")
+        .map((c) => reports.get(c.id)!),
+    reports: () =>
+      input.setup.map((component) => {
+        const base = reports.get(component.id) ?? {
+          component: component.id,
+          mechanism: component.mechanism,
+          status: "unconfirmed" as const,
+        };
+        if (component.mechanism === "system-instruction" && base.status === "unconfirmed")
+          return {
+            ...base,
+            reason: "no model request that the endpoint proxy forwarded carried its text",
+          };
+        if (component.mechanism !== "native-hook") return base;
+        const { runs, count } = hooks.runsOf(component.id);
+        // The host calling the hook is its report that the hook is installed.
+        return count > 0
+          ? { ...base, status: "loaded" as const, hookRuns: runs, hookRunCount: count }
+          : {
+              ...base,
+              reason: `Claude Code never reached ${component.hook!.event} in this run`,
+              hookRuns: runs,
+              hookRunCount: count,
+            };
+      }),
+    close: async () => {
+      await Promise.all([...servers.values()].map((server) => server.close()));
+    },
+  };
+}
+
+/**
+ * The plugin's root is the materialized setup folder itself (each skill is `<root>/<component>`);
+ * its manifest names exactly the variant's skill folders, so nothing else there is a skill.
+ */
+async function writePluginManifest(skillDirs: readonly string[]): Promise<string> {
+  const root = dirname(skillDirs[0]!);
+  for (const dir of skillDirs)
+    if (dirname(dir) !== root)
+      throw new Error(`the skills of one setup must be materialized in one folder (${dir})`);
+  const manifestDir = join(root, ".claude-plugin");
+  await mkdir(manifestDir, { recursive: true });
+  const manifest = {
+    name: SETUP_SKILL_NAMESPACE,
+    version: "1.0.0",
+    description: "The skills of the variant's setup, materialized by harnesslab",
+    skills: skillDirs.map((dir) => `./${dir.slice(root.length + 1)}`),
+  };
+  await writeFile(join(manifestDir, "plugin.json"), `${JSON.stringify(manifest, null, 2)}\n`, {
+    mode: 0o444,
+  });
+  return root;
+}
+
+/**
+ * Calls `found` once for each marker that passes in the stream of chunks, a marker split
+ * between two chunks included.
+ */
+function watchForMarkers(
+  markers: ReadonlyMap<string, string>,
+  found: (id: string) => void,
+): (chunk: Buffer) => void {
+  const pending = new Map(markers);
+  const keep = Math.max(...[...markers.values()].map((m) => m.length)) - 1;
+  let tail = "";
+  return (chunk) => {
+    if (pending.size === 0) return;
+    const text = tail + chunk.toString("latin1");
+    for (const [id, marker] of pending)
+      if (text.includes(marker)) {
+        pending.delete(id);
+        found(id);
+      }
+    tail = text.slice(-keep);
+  };
+}
+
+function pluginErrorsOf(init: SDKSystemMessage): string {
+  const errors = (init as { plugin_errors?: unknown }).plugin_errors;
+  if (!Array.isArray(errors) || errors.length === 0) return "";
+  return ` (plugin errors: ${JSON.stringify(errors).slice(0, 1000)})`;
+}
+
+/**
+ * An in-process MCP server that lists the sandboxed server's tools as they are and passes each
+ * call on: Claude Code speaks to it over the SDK's control channel, never to the process itself.
+ */
+function relayServer(name: string, server: StdioMcpServer): McpServer {
+  const relay = new McpServer({ name, version: "1.0.0" });
+  relay.server.registerCapabilities({ tools: {} });
+  relay.server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: server.definitions,
+  }));
+  relay.server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
+    server.callRaw(request.params.name, request.params.arguments ?? {}, extra.signal),
+  );
+  return relay;
+}
+
+/** The SDK's hook input as the hook's stdin: its own fields, less what only Claude Code can read. */
+function hookPayload(input: Record<string, unknown>): Record<string, unknown> {
+  const { transcript_path: _transcript, ...rest } = input;
+  return rest;
+}
+
+/** One callback per event: runs the event's hooks, answers as Claude Code reads a hook's exit. */
+function hookCallback(event: HookEvent, runner: HookRunner) {
+  return async (hookInput: unknown): Promise<HookJSONOutput> => {
+    const outcomes = await runner.run(event, hookPayload(hookInput as Record<string, unknown>));
+    const blocked = BLOCKING_EVENTS.has(event) ? blockedBy(outcomes) : undefined;
+    if (blocked !== undefined) {
+      if (event === "PreToolUse")
+        return {
+          hookSpecificOutput: {
+            hookEventName: "PreToolUse",
+            permissionDecision: "deny",
+            permissionDecisionReason: blocked,
+          },
+        };
+      return { decision: "block", reason: blocked };
+    }
+    if (CONTEXT_EVENTS.has(event)) {
+      const context = outcomes
+        .filter((o) => o.run.exitCode === 0 && o.run.stdout.trim() !== "")
+        .map((o) => o.run.stdout.trim())
+        .join("\n");
+      if (context !== "")
+        return {
+          hookSpecificOutput: {
+            hookEventName: event as "SessionStart" | "UserPromptSubmit",
+            additionalContext: context,
+          },
+        };
+    }
+    return {};
+  };
+}
