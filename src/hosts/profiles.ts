@@ -172,6 +172,24 @@ const CLAUDE_CODE_SETUP: readonly MechanismCapability[] = [
   ),
 ];
 
+const CODEX_SETUP: readonly MechanismCapability[] = [
+  setupCapability(
+    "native-skill",
+    "the skill's folder, materialized read-only outside the trial, is linked into the run's isolated CODEX_HOME as skills/<name>",
+    "the endpoint proxy saw Codex list the skill to the model (`<name>: <description> (file: …/<name>/SKILL.md)`)",
+  ),
+  setupCapability(
+    "system-instruction",
+    "the Markdown file becomes the global AGENTS.md of the run's isolated CODEX_HOME, under a marker",
+    "the endpoint proxy saw the marker in a model request Codex sent",
+  ),
+  setupCapability(
+    "mcp-server",
+    "the stdio MCP server is started by harnesslab in the trial's sandbox; Codex's [mcp_servers.<component>] runs a small client joined to a relay of it (Codex never starts the server itself)",
+    "Codex connected and listed the server's tools",
+  ),
+];
+
 const NOTHING: Materialization = { strength: "unsupported", mechanism: null };
 
 function sameAccessSet(
@@ -293,7 +311,7 @@ const PROFILES: Readonly<Record<HostId, HostProfile>> = {
     permissionCallback,
     ...CLAUDE_CODE_SETUP,
   ]),
-  codex: profile("codex", true, "Codex (Codex SDK)"),
+  codex: profile("codex", true, "Codex (Codex SDK)", [...CODEX_SETUP]),
   scripted: profile("scripted", true, "Scripted agent (offline runs and tests)", [
     permissionCallback,
     ...SCRIPTED_SETUP,

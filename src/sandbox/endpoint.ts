@@ -18,6 +18,9 @@ export const SANDBOX_ENDPOINT_PORT = 40_117;
 /** A forge task's endpoint (its REST gateway or its MCP server): socket and port inside. */
 export const SANDBOX_FORGE_SOCKET = "/run/harnesslab/forge.sock";
 export const SANDBOX_FORGE_PORT = 40_118;
+/** Where a variant's own MCP servers are reached inside (one socket and port per server, from here). */
+export const SANDBOX_SETUP_MCP_SOCKET_DIR = "/run/harnesslab/setup-mcp";
+export const SANDBOX_SETUP_MCP_FIRST_PORT = 40_200;
 
 /** A socket of the harness reached from inside the sandbox on 127.0.0.1:`port`. */
 export interface GrantedEndpoint {

@@ -16,6 +16,8 @@ export {
   SANDBOX_ENDPOINT_SOCKET,
   SANDBOX_FORGE_PORT,
   SANDBOX_FORGE_SOCKET,
+  SANDBOX_SETUP_MCP_FIRST_PORT,
+  SANDBOX_SETUP_MCP_SOCKET_DIR,
   startEndpointProxy,
   withGrantedEndpoints,
 } from "./endpoint.js";

@@ -15,18 +15,18 @@ import type {
   SDKSystemMessage,
   HookEvent as SdkHookEvent,
 } from "@anthropic-ai/claude-agent-sdk";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { HookEvent } from "../../ir/index.js";
 import { SETUP_SKILL_NAMESPACE } from "../../policy/index.js";
 import { type HostSetupReport, mcpToolName, type SetupComponent } from "../setup/contract.js";
 import { blockedBy, createHookRunner, type HookRunner } from "../setup/hooks.js";
 import type { StdioMcpServer } from "../setup/mcp-stdio.js";
+import { relayServer } from "../setup/relay.js";
 import {
   type SetupStartOptions,
   setupMainText,
   startSandboxedMcpServer,
   verifySetupFiles,
+  watchForMarkers,
 } from "../setup/start.js";
 
 /** The events whose hook can refuse what is about to happen (exit status 2), as Claude Code reads it. */
@@ -320,49 +320,10 @@ async function writePluginManifest(skillDirs: readonly string[]): Promise<string
   return root;
 }
 
-/**
- * Calls `found` once for each marker that passes in the stream of chunks, a marker split
- * between two chunks included.
- */
-function watchForMarkers(
-  markers: ReadonlyMap<string, string>,
-  found: (id: string) => void,
-): (chunk: Buffer) => void {
-  const pending = new Map(markers);
-  const keep = Math.max(...[...markers.values()].map((m) => m.length)) - 1;
-  let tail = "";
-  return (chunk) => {
-    if (pending.size === 0) return;
-    const text = tail + chunk.toString("latin1");
-    for (const [id, marker] of pending)
-      if (text.includes(marker)) {
-        pending.delete(id);
-        found(id);
-      }
-    tail = text.slice(-keep);
-  };
-}
-
 function pluginErrorsOf(init: SDKSystemMessage): string {
   const errors = (init as { plugin_errors?: unknown }).plugin_errors;
   if (!Array.isArray(errors) || errors.length === 0) return "";
   return ` (plugin errors: ${JSON.stringify(errors).slice(0, 1000)})`;
-}
-
-/**
- * An in-process MCP server that lists the sandboxed server's tools as they are and passes each
- * call on: Claude Code speaks to it over the SDK's control channel, never to the process itself.
- */
-function relayServer(name: string, server: StdioMcpServer): McpServer {
-  const relay = new McpServer({ name, version: "1.0.0" });
-  relay.server.registerCapabilities({ tools: {} });
-  relay.server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: server.definitions,
-  }));
-  relay.server.setRequestHandler(CallToolRequestSchema, async (request, extra) =>
-    server.callRaw(request.params.name, request.params.arguments ?? {}, extra.signal),
-  );
-  return relay;
 }
 
 /** The SDK's hook input as the hook's stdin: its own fields, less what only Claude Code can read. */

@@ -391,7 +391,8 @@ export function auditCalls(item: CodexThreadItem, trialRoot: string): AuditCall[
     case "file_change":
       return item.changes.map((change) => fileCall(change.kind, change.path));
     case "mcp_tool_call":
-      // No MCP server is configured, so any such call is outside the policy.
+      // Decided as the policy decides any MCP tool: the variant's own servers' tools are
+      // allowed, every other one (an unknown server) is not.
       return [{ tool: `mcp__${item.server}__${item.tool}`, input: { arguments: item.arguments } }];
     case "web_search":
       return [{ tool: "WebSearch", input: { query: item.query } }];

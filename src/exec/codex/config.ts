@@ -30,6 +30,8 @@ export interface CodexRunConfig {
      */
     commandsReachLoopback: boolean;
   };
+  /** The variant's own MCP servers (each a relay client; see ./setup.ts). */
+  setupMcpServers?: Record<string, CodexConfigObject>;
 }
 
 /** The settings as a TOML-shaped object (root keys, then tables). */
@@ -61,7 +63,9 @@ export function codexConfig(run: CodexRunConfig): CodexConfigObject {
       ...(run.forge && Object.keys(run.forge.env).length > 0 ? { set: run.forge.env } : {}),
     },
   } satisfies CodexConfigObject);
-  if (run.forge?.mcp) config.mcp_servers = { [run.forge.mcp.server]: { url: run.forge.mcp.url } };
+  const mcpServers: CodexConfigObject = { ...run.setupMcpServers };
+  if (run.forge?.mcp) mcpServers[run.forge.mcp.server] = { url: run.forge.mcp.url };
+  if (Object.keys(mcpServers).length > 0) config.mcp_servers = mcpServers;
   if (run.endpoint) {
     const provider: CodexConfigObject = {
       name: "harnesslab endpoint",

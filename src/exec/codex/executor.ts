@@ -23,6 +23,7 @@ import {
   scratchTmpDir,
 } from "../sdk/common.js";
 import { CREDENTIAL_PLACEHOLDER, containHost } from "../sdk/contained.js";
+import { setupFailure } from "../setup/contract.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { type AuditCall, auditCalls, isToolCallItem, rolloutAuditCalls } from "./audit.js";
 import { locateCodexBinary, preflight } from "./binary.js";
@@ -37,6 +38,7 @@ import type {
   CodexThreadLike,
   CodexThreadOptions,
 } from "./sdk-types.js";
+import { type CodexSetupRun, prepareCodexSetup } from "./setup.js";
 
 export const CODEX_SDK_PACKAGE = "@openai/codex-sdk";
 
@@ -264,7 +266,61 @@ export class CodexExecutor implements Executor {
       );
     }
 
-    const contained = await this.contain(input, located.path, { env, endpoint, endpointKey });
+    let setup: CodexSetupRun | undefined;
+    if ((input.setup ?? []).length > 0) {
+      setup = await prepareCodexSetup({
+        setup: input.setup ?? [],
+        sandbox: input.sandbox,
+        cwd: input.cwd,
+        scratchDir: input.scratchDir,
+        signal: deadline.controller.signal,
+        codexHome,
+        contained: input.sandbox.kind !== "none",
+        privateDir: dirname(input.scratchDir),
+      });
+      const ready = setup;
+      builder.setupReports = () => ready.reports();
+      const fatal = setup.fatalBeforeStart();
+      if (fatal.length > 0) {
+        await setup.close();
+        return fail("infra_error", setupFailure(fatal), "setup_failed");
+      }
+    }
+    try {
+      return await this.startContained(input, builder, fail, deadline, {
+        ...run,
+        sdk,
+        binary: located.path,
+        setup,
+      });
+    } finally {
+      await setup?.close();
+    }
+  }
+
+  private async startContained(
+    input: ExecutorRunInput,
+    builder: ReceiptBuilder,
+    fail: (status: ReceiptStatus, error: string, infraReason?: InfraReason) => RuntimeReceipt,
+    deadline: RunDeadline,
+    run: {
+      env: Record<string, string>;
+      endpoint: CodexEndpoint | undefined;
+      endpointKey: string | undefined;
+      mode: string;
+      codexHome: string;
+      sdk: CodexSdkModule;
+      binary: string;
+      setup: CodexSetupRun | undefined;
+    },
+  ): Promise<RuntimeReceipt> {
+    const { env, endpoint, endpointKey, mode, codexHome, sdk, setup } = run;
+    const contained = await this.contain(input, run.binary, {
+      env,
+      endpoint,
+      endpointKey,
+      setup,
+    });
     if (!contained.ok) return fail("infra_error", contained.error, contained.infraReason);
     try {
       const sandboxMode = mode === "plan" ? "read-only" : "workspace-write";
@@ -292,6 +348,7 @@ export class CodexExecutor implements Executor {
               },
             }
           : {}),
+        ...(setup === undefined ? {} : { setupMcpServers: setup.mcpServers }),
       });
       await writeFile(join(codexHome, "config.toml"), toToml(config));
       return await this.startThread(sdk, input, builder, deadline, {
@@ -322,6 +379,7 @@ export class CodexExecutor implements Executor {
       env: Record<string, string>;
       endpoint: CodexEndpoint | undefined;
       endpointKey: string | undefined;
+      setup: CodexSetupRun | undefined;
     },
   ): Promise<
     | {
@@ -348,14 +406,20 @@ export class CodexExecutor implements Executor {
       sandbox: input.sandbox,
       cwd: input.cwd,
       scratchDir: input.scratchDir,
-      installPaths: [vendor],
+      installPaths: [vendor, ...(run.setup?.readOnlyPaths ?? [])],
       endpoint: {
         upstream: run.endpoint?.baseUrl ?? "https://api.openai.com/v1",
         credentialHeaders: key === undefined ? {} : { authorization: `Bearer ${key}` },
       },
       timeoutMs: input.timeoutMs,
       allowNestedSandbox: true,
-      ...(input.forge?.endpoint.grant ? { grants: [input.forge.endpoint.grant] } : {}),
+      grants: [
+        ...(input.forge?.endpoint.grant ? [input.forge.endpoint.grant] : []),
+        ...(run.setup?.grants ?? []),
+      ],
+      ...(run.setup?.observeRequestBody
+        ? { observeRequestBody: run.setup.observeRequestBody }
+        : {}),
     });
     try {
       const env: Record<string, string> = { ...run.env };

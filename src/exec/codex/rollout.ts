@@ -125,9 +125,13 @@ export function parseRollout(contents: string): RolloutSummary {
           args = {};
         }
       }
+      // A tool of a namespace (Codex offers each MCP server as `mcp__<server>`) is named as the
+      // policy knows it: `mcp__<server>__<tool>`.
+      const namespace = text(payload.namespace);
+      const name = text(payload.name) ?? "";
       const call: RolloutCall = {
         callId,
-        name: text(payload.name) ?? "",
+        name: namespace === null ? name : `${namespace}__${name}`,
         kind: type === "function_call" ? "function" : "custom",
         arguments: args,
         input: text(payload.input) ?? "",

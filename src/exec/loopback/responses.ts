@@ -25,6 +25,8 @@ export type ResponsesScriptItem =
       /** A JSON function tool call, e.g. Codex's `exec_command` with `{ cmd }`. */
       type: "function_call";
       name: string;
+      /** The namespace tool it belongs to (Codex offers an MCP server as `mcp__<server>`). */
+      namespace?: string;
       /** An object is sent as its JSON text; a string is sent as is. */
       arguments: Record<string, unknown> | string;
     }
@@ -194,6 +196,7 @@ function wireItem(item: ResponsesScriptItem, turnIndex: number, index: number): 
         status: "completed",
         call_id: callId,
         name: item.name,
+        ...(item.namespace === undefined ? {} : { namespace: item.namespace }),
         arguments:
           typeof item.arguments === "string" ? item.arguments : JSON.stringify(item.arguments),
       };

@@ -96,3 +96,26 @@ export async function startSandboxedMcpServer(
   };
   return { ok: true, server };
 }
+
+/**
+ * Calls `found` once for each marker that passes in the stream of chunks, a marker split
+ * between two chunks included.
+ */
+export function watchForMarkers(
+  markers: ReadonlyMap<string, string>,
+  found: (id: string) => void,
+): (chunk: Buffer) => void {
+  const pending = new Map(markers);
+  const keep = Math.max(...[...markers.values()].map((m) => m.length)) - 1;
+  let tail = "";
+  return (chunk) => {
+    if (pending.size === 0) return;
+    const text = tail + chunk.toString("latin1");
+    for (const [id, marker] of pending)
+      if (text.includes(marker)) {
+        pending.delete(id);
+        found(id);
+      }
+    tail = text.slice(-keep);
+  };
+}
