@@ -146,12 +146,12 @@ const SCRIPTED_SETUP: readonly MechanismCapability[] = [
 const CLAUDE_CODE_SETUP: readonly MechanismCapability[] = [
   setupCapability(
     "native-skill",
-    "the skill's folder, materialized read-only outside the trial, is loaded through one local plugin (harnesslab-setup) and the `skills` option; the Skill tool may load only the variant's skills",
+    "the skill's folder, materialized read-only outside the trial, is linked into one harness-owned local plugin (harnesslab-setup) and enabled by the `skills` option; the Skill tool may load only the variant's skills",
     "Claude Code's init message lists the skill as harnesslab-setup:<name>",
   ),
   setupCapability(
     "system-instruction",
-    "the Markdown file is appended to Claude Code's system prompt (systemPrompt.append), under a marker",
+    "the Markdown file is appended to Claude Code's system prompt (systemPrompt.append), under a marker fresh for the run",
     "the endpoint proxy saw the marker in a model request Claude Code sent (unconfirmed without the sandbox, where no proxy runs)",
   ),
   setupCapability(
@@ -175,12 +175,12 @@ const CLAUDE_CODE_SETUP: readonly MechanismCapability[] = [
 const CODEX_SETUP: readonly MechanismCapability[] = [
   setupCapability(
     "native-skill",
-    "the skill's folder, materialized read-only outside the trial, is linked into the run's isolated CODEX_HOME as skills/<name>",
-    "the endpoint proxy saw Codex list the skill to the model (`<name>: <description> (file: …/<name>/SKILL.md)`)",
+    "the skill's folder, materialized read-only outside the trial, is linked into the run's isolated CODEX_HOME as skills/<name>-<fresh marker>",
+    "the endpoint proxy saw Codex list the skill to the model, under its folder named afresh for the run",
   ),
   setupCapability(
     "system-instruction",
-    "the Markdown file becomes the global AGENTS.md of the run's isolated CODEX_HOME, under a marker",
+    "the Markdown file becomes the global AGENTS.md of the run's isolated CODEX_HOME, under a marker fresh for the run",
     "the endpoint proxy saw the marker in a model request Codex sent",
   ),
   setupCapability(

@@ -93,7 +93,7 @@ function normalizeOptions(options: ToolPolicyOptions): ToolPolicy["config"] {
   const names = (list: readonly string[] | undefined, what: string) => {
     const unique = [...new Set(list ?? [])].sort();
     for (const name of unique)
-      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name))
+      if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(name))
         throw new Error(
           `createToolPolicy: ${what} entry ${JSON.stringify(name)} must be a name (letters, digits, _ . and -)`,
         );

@@ -275,6 +275,17 @@ export class ClaudeCodeExecutor implements Executor {
           error: setupFailure(setupFatal),
         });
       const outcome = this.outcome(state, thrown, deadline.why(), input.timeoutMs);
+      // A run that ended on its own without a component its requirement says it must have (the
+      // instructions no model request carried) tested another setup than the one it names.
+      const unloaded =
+        outcome.status === "completed" || outcome.status === "agent_error"
+          ? (setup?.fatalAfterRun() ?? [])
+          : [];
+      if (unloaded.length > 0)
+        return builder.finish("infra_error", {
+          infraReason: "setup_failed",
+          error: setupFailure(unloaded),
+        });
       const note =
         outcome.infraReason === "network_unreachable" && endpoint.ok
           ? upstreamFailureNote(host, endpoint.upstream)

@@ -1,11 +1,11 @@
 // A variant's setup on Claude Code, through the Agent SDK's own options and nothing of the user's
-// settings: skills as one local plugin whose root is the materialized setup folder, MCP servers
+// settings: skills through one local plugin whose skills/ links to the materialized folders, MCP servers
 // started by harnesslab in the trial's sandbox and relayed to Claude Code as in-process SDK
 // servers, subagents as `agents`, hooks as SDK hook callbacks that run the hook's command in the
 // trial's sandbox, instructions appended to the system prompt. What loaded is what Claude Code's
 // init message lists (skills, agents, MCP servers `connected`), what its hooks were called for,
 // and, for instructions, what the endpoint proxy saw in the model requests.
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type {
   AgentDefinition,
@@ -22,8 +22,11 @@ import { blockedBy, createHookRunner, type HookRunner } from "../setup/hooks.js"
 import type { StdioMcpServer } from "../setup/mcp-stdio.js";
 import { relayServer } from "../setup/relay.js";
 import {
+  fatalUnloaded,
+  runMarker,
   type SetupStartOptions,
   setupMainText,
+  setupReportBook,
   startSandboxedMcpServer,
   verifySetupFiles,
   watchForMarkers,
@@ -61,12 +64,9 @@ export interface ClaudeSetupRun {
   /** The components that failed before Claude Code started and whose requirement says `fail`. */
   fatalBeforeStart(): HostSetupReport[];
   reports(): HostSetupReport[];
+  /** Once the run is over: the components whose requirement says `fail` and that never loaded. */
+  fatalAfterRun(): HostSetupReport[];
   close(): Promise<void>;
-}
-
-/** A marker no instructions text contains by chance, one JSON encoding cannot change. */
-function markerOf(componentId: string): string {
-  return `harnesslab-instructions:${componentId}`;
 }
 
 /**
@@ -74,15 +74,9 @@ function markerOf(componentId: string): string {
  * servers. Never throws for a component that fails to load; its report says why.
  */
 export async function prepareClaudeSetup(input: SetupStartOptions): Promise<ClaudeSetupRun> {
-  const reports = new Map<string, HostSetupReport>();
+  const book = setupReportBook(input.setup);
+  const { report, update } = book;
   const servers = new Map<string, StdioMcpServer>();
-  const report = (component: SetupComponent, fields: Partial<HostSetupReport>) =>
-    reports.set(component.id, {
-      component: component.id,
-      mechanism: component.mechanism,
-      status: "unconfirmed",
-      ...fields,
-    });
   const options: ClaudeSetupOptions = {
     plugins: [],
     skills: [],
@@ -92,87 +86,107 @@ export async function prepareClaudeSetup(input: SetupStartOptions): Promise<Clau
     systemPromptAppend: undefined,
     tools: [],
   };
-  const skillDirs: string[] = [];
-  const skillNames = new Map<string, string[]>();
+  const skillDirs: { name: string; path: string }[] = [];
+  const skillNames = new Map<string, string>();
   const instructions: string[] = [];
   const instructionMarkers = new Map<string, string>();
   const hookComponents: SetupComponent[] = [];
   const readOnlyPaths = new Set<string>();
 
-  for (const component of input.setup) {
-    if (component.source !== undefined) {
-      const problem = await verifySetupFiles(component);
-      if (problem !== undefined) {
-        report(component, { status: "failed", reason: problem });
-        continue;
+  // Whatever was started before a step failed (a server, say) stops before the error goes on.
+  try {
+    for (const component of input.setup) {
+      if (component.source !== undefined) {
+        const problem = await verifySetupFiles(component);
+        if (problem !== undefined) {
+          report(component, { status: "failed", reason: problem });
+          continue;
+        }
+      }
+      switch (component.mechanism) {
+        case "native-skill": {
+          const source = component.source;
+          if (source === undefined || source.type !== "directory") {
+            report(component, { status: "failed", reason: "a skill's source must be a folder" });
+            break;
+          }
+          const name = source.skill?.name ?? component.id;
+          if ([...skillNames.values()].includes(name)) {
+            report(component, {
+              status: "failed",
+              reason: `another skill of the setup is named ${name}; Claude Code would load only one`,
+            });
+            break;
+          }
+          skillDirs.push({ name, path: source.path });
+          skillNames.set(component.id, name);
+          // Qualified: a bare name could also enable a skill of Claude Code's own.
+          options.skills.push(`${SETUP_SKILL_NAMESPACE}:${name}`);
+          readOnlyPaths.add(source.path);
+          report(component, {});
+          break;
+        }
+        case "system-instruction": {
+          const text = await setupMainText(component);
+          if (text === undefined) {
+            report(component, { status: "failed", reason: "its instructions file cannot be read" });
+            break;
+          }
+          const marker = runMarker(`instructions-${component.id}`);
+          instructionMarkers.set(component.id, marker);
+          instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
+          report(component, {});
+          break;
+        }
+        case "subagent": {
+          const prompt = await setupMainText(component);
+          if (component.source !== undefined && prompt === undefined) {
+            report(component, { status: "failed", reason: "its prompt file cannot be read" });
+            break;
+          }
+          options.agents[component.id] = {
+            description: component.description ?? component.id,
+            prompt: prompt ?? "",
+            ...(component.tools !== undefined && component.tools.length > 0
+              ? { tools: [...component.tools] }
+              : {}),
+          };
+          report(component, {});
+          break;
+        }
+        case "mcp-server": {
+          const started = await startSandboxedMcpServer(component, input);
+          if (!started.ok) {
+            report(component, { status: "failed", reason: started.reason });
+            break;
+          }
+          servers.set(component.id, started.server);
+          options.mcpServers[component.id] = {
+            type: "sdk",
+            name: component.id,
+            instance: relayServer(component.id, started.server),
+          };
+          report(component, {});
+          break;
+        }
+        case "native-hook":
+          hookComponents.push(component);
+          report(component, {});
+          break;
       }
     }
-    switch (component.mechanism) {
-      case "native-skill": {
-        const source = component.source;
-        if (source === undefined || source.type !== "directory") {
-          report(component, { status: "failed", reason: "a skill's source must be a folder" });
-          break;
-        }
-        skillDirs.push(source.path);
-        const names = [...new Set([source.skill?.name ?? component.id, component.id])];
-        skillNames.set(component.id, names);
-        options.skills.push(...names);
-        report(component, {});
-        break;
-      }
-      case "system-instruction": {
-        const text = await setupMainText(component);
-        if (text === undefined) {
-          report(component, { status: "failed", reason: "its instructions file cannot be read" });
-          break;
-        }
-        const marker = markerOf(component.id);
-        instructionMarkers.set(component.id, marker);
-        instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
-        report(component, {});
-        break;
-      }
-      case "subagent": {
-        const prompt = await setupMainText(component);
-        options.agents[component.id] = {
-          description: component.description ?? component.id,
-          prompt: prompt ?? "",
-          ...(component.tools !== undefined && component.tools.length > 0
-            ? { tools: [...component.tools] }
-            : {}),
-        };
-        report(component, {});
-        break;
-      }
-      case "mcp-server": {
-        const started = await startSandboxedMcpServer(component, input);
-        if (!started.ok) {
-          report(component, { status: "failed", reason: started.reason });
-          break;
-        }
-        servers.set(component.id, started.server);
-        options.mcpServers[component.id] = {
-          type: "sdk",
-          name: component.id,
-          instance: relayServer(component.id, started.server),
-        };
-        report(component, {});
-        break;
-      }
-      case "native-hook":
-        hookComponents.push(component);
-        report(component, {});
-        break;
+
+    if (skillDirs.length > 0) {
+      const root = await writePlugin(skillDirs);
+      options.plugins.push({ type: "local", path: root });
+      readOnlyPaths.add(root);
+      options.tools.push("Skill");
     }
+  } catch (error) {
+    await Promise.all([...servers.values()].map((server) => server.close()));
+    throw error;
   }
 
-  if (skillDirs.length > 0) {
-    const root = await writePluginManifest(skillDirs);
-    options.plugins.push({ type: "local", path: root });
-    readOnlyPaths.add(root);
-    options.tools.push("Skill");
-  }
   if (Object.keys(options.agents).length > 0) options.tools.push("Agent");
   if (instructions.length > 0) options.systemPromptAppend = instructions.join("\n\n");
   // Hook commands and MCP servers run in sandboxes of their own (outside Claude Code's); only
@@ -185,16 +199,23 @@ export async function prepareClaudeSetup(input: SetupStartOptions): Promise<Clau
     sessionId: "",
     signal: input.signal,
   });
+  // Hook commands still running when the run ends are waited for: none may touch the trial
+  // while it is captured.
+  const running = new Set<Promise<unknown>>();
+  const tracked: HookRunner = {
+    ...hooks,
+    run: (event, payload) => {
+      const run = hooks.run(event, payload);
+      running.add(run);
+      void run.finally(() => running.delete(run)).catch(() => {});
+      return run;
+    },
+  };
   for (const event of new Set(hookComponents.map((c) => c.hook!.event))) {
-    options.hooks[event] = [{ hooks: [hookCallback(event, hooks)] }];
+    options.hooks[event] = [{ hooks: [hookCallback(event, tracked)] }];
   }
 
-  const update = (id: string, fields: Partial<HostSetupReport>) => {
-    const current = reports.get(id);
-    if (current !== undefined) reports.set(id, { ...current, ...fields });
-  };
-
-  return {
+  const run: ClaudeSetupRun = {
     options,
     readOnlyPaths: [...readOnlyPaths],
     confirm(init) {
@@ -203,12 +224,11 @@ export async function prepareClaudeSetup(input: SetupStartOptions): Promise<Clau
       const servers = new Map((init.mcp_servers ?? []).map((s) => [s.name, s.status]));
       const pluginProblems = pluginErrorsOf(init);
       for (const component of input.setup) {
-        if (reports.get(component.id)?.status === "failed") continue;
+        if (book.get(component.id)?.status === "failed") continue;
         switch (component.mechanism) {
           case "native-skill": {
-            const listed = (skillNames.get(component.id) ?? [])
-              .map((name) => `${SETUP_SKILL_NAMESPACE}:${name}`)
-              .find((name) => listedSkills.has(name));
+            const qualified = `${SETUP_SKILL_NAMESPACE}:${skillNames.get(component.id)}`;
+            const listed = listedSkills.has(qualified) ? qualified : undefined;
             update(
               component.id,
               listed !== undefined
@@ -255,68 +275,68 @@ export async function prepareClaudeSetup(input: SetupStartOptions): Promise<Clau
             break;
         }
       }
-      return input.setup
-        .filter((c) => c.onDegrade === "fail" && reports.get(c.id)?.status === "failed")
-        .map((c) => reports.get(c.id)!);
+      return book.fatal();
     },
     observeRequestBody:
       instructionMarkers.size === 0
         ? undefined
         : watchForMarkers(instructionMarkers, (id) => update(id, { status: "loaded" })),
-    fatalBeforeStart: () =>
-      input.setup
-        .filter((c) => c.onDegrade === "fail" && reports.get(c.id)?.status === "failed")
-        .map((c) => reports.get(c.id)!),
-    reports: () =>
-      input.setup.map((component) => {
-        const base = reports.get(component.id) ?? {
-          component: component.id,
-          mechanism: component.mechanism,
-          status: "unconfirmed" as const,
-        };
-        if (component.mechanism === "system-instruction" && base.status === "unconfirmed")
-          return {
-            ...base,
-            reason: "no model request that the endpoint proxy forwarded carried its text",
-          };
-        if (component.mechanism !== "native-hook") return base;
-        const { runs, count } = hooks.runsOf(component.id);
-        // The host calling the hook is its report that the hook is installed.
-        return count > 0
-          ? { ...base, status: "loaded" as const, hookRuns: runs, hookRunCount: count }
-          : {
-              ...base,
-              reason: `Claude Code never reached ${component.hook!.event} in this run`,
-              hookRuns: runs,
-              hookRunCount: count,
-            };
-      }),
+    fatalBeforeStart: () => book.fatal(),
+    reports: () => reportsNow(),
+    fatalAfterRun: () => fatalUnloaded(input.setup, reportsNow()),
     close: async () => {
+      await Promise.allSettled([...running]);
       await Promise.all([...servers.values()].map((server) => server.close()));
     },
   };
+
+  return run;
+
+  function reportsNow(): HostSetupReport[] {
+    return input.setup.map((component) => {
+      const base = book.all().find((r) => r.component === component.id)!;
+      if (component.mechanism === "system-instruction" && base.status === "unconfirmed")
+        return {
+          ...base,
+          reason: "no model request that the endpoint proxy forwarded carried its text",
+        };
+      if (component.mechanism !== "native-hook" || base.status === "failed") return base;
+      const { runs, count } = hooks.runsOf(component.id);
+      // The host calling the hook is its report that the hook is installed.
+      return count > 0
+        ? { ...base, status: "loaded" as const, hookRuns: runs, hookRunCount: count }
+        : {
+            ...base,
+            reason: `Claude Code never reached ${component.hook!.event} in this run`,
+            hookRuns: runs,
+            hookRunCount: count,
+          };
+    });
+  }
 }
 
 /**
- * The plugin's root is the materialized setup folder itself (each skill is `<root>/<component>`);
- * its manifest names exactly the variant's skill folders, so nothing else there is a skill.
+ * The plugin: a harness-owned folder beside the materialized components holding only its manifest
+ * and `skills/<name>`, each a link to a skill's read-only folder. (Not the setup folder itself:
+ * Claude Code also discovers agents/, commands/, hooks/ and .mcp.json in a plugin's root.)
  */
-async function writePluginManifest(skillDirs: readonly string[]): Promise<string> {
-  const root = dirname(skillDirs[0]!);
-  for (const dir of skillDirs)
-    if (dirname(dir) !== root)
-      throw new Error(`the skills of one setup must be materialized in one folder (${dir})`);
-  const manifestDir = join(root, ".claude-plugin");
-  await mkdir(manifestDir, { recursive: true });
+async function writePlugin(skills: readonly { name: string; path: string }[]): Promise<string> {
+  const root = join(dirname(skills[0]!.path), ".harnesslab-claude-plugin");
+  await mkdir(join(root, ".claude-plugin"), { recursive: true });
+  await mkdir(join(root, "skills"));
   const manifest = {
     name: SETUP_SKILL_NAMESPACE,
     version: "1.0.0",
     description: "The skills of the variant's setup, materialized by harnesslab",
-    skills: skillDirs.map((dir) => `./${dir.slice(root.length + 1)}`),
   };
-  await writeFile(join(manifestDir, "plugin.json"), `${JSON.stringify(manifest, null, 2)}\n`, {
-    mode: 0o444,
-  });
+  await writeFile(
+    join(root, ".claude-plugin", "plugin.json"),
+    `${JSON.stringify(manifest, null, 2)}\n`,
+    {
+      mode: 0o444,
+    },
+  );
+  for (const skill of skills) await symlink(skill.path, join(root, "skills", skill.name));
   return root;
 }
 

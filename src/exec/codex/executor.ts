@@ -268,16 +268,25 @@ export class CodexExecutor implements Executor {
 
     let setup: CodexSetupRun | undefined;
     if ((input.setup ?? []).length > 0) {
-      setup = await prepareCodexSetup({
-        setup: input.setup ?? [],
-        sandbox: input.sandbox,
-        cwd: input.cwd,
-        scratchDir: input.scratchDir,
-        signal: deadline.controller.signal,
-        codexHome,
-        contained: input.sandbox.kind !== "none",
-        privateDir: dirname(input.scratchDir),
-      });
+      try {
+        setup = await prepareCodexSetup({
+          setup: input.setup ?? [],
+          sandbox: input.sandbox,
+          cwd: input.cwd,
+          scratchDir: input.scratchDir,
+          signal: deadline.controller.signal,
+          codexHome,
+          contained: input.sandbox.kind !== "none",
+          privateDir: dirname(input.scratchDir),
+          commandsReachLoopback: input.forge?.access === "cli",
+        });
+      } catch (error) {
+        return fail(
+          "infra_error",
+          `cannot prepare the variant's setup for Codex: ${errorMessage(error)}`,
+          "setup_failed",
+        );
+      }
       const ready = setup;
       builder.setupReports = () => ready.reports();
       const fatal = setup.fatalBeforeStart();
@@ -351,7 +360,7 @@ export class CodexExecutor implements Executor {
         ...(setup === undefined ? {} : { setupMcpServers: setup.mcpServers }),
       });
       await writeFile(join(codexHome, "config.toml"), toToml(config));
-      return await this.startThread(sdk, input, builder, deadline, {
+      const receipt = await this.startThread(sdk, input, builder, deadline, {
         sandboxMode,
         codexHome,
         clientOptions: contained.clientOptions ?? {
@@ -361,6 +370,15 @@ export class CodexExecutor implements Executor {
             : {}),
         },
       });
+      // A run that ended on its own without a component its requirement says it must have tested
+      // another setup than the one it names.
+      const unloaded =
+        receipt.status === "completed" || receipt.status === "agent_error"
+          ? (setup?.fatalAfterRun() ?? [])
+          : [];
+      return unloaded.length > 0
+        ? fail("infra_error", setupFailure(unloaded), "setup_failed")
+        : receipt;
     } finally {
       await contained.close();
     }

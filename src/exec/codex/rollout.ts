@@ -131,7 +131,7 @@ export function parseRollout(contents: string): RolloutSummary {
       const name = text(payload.name) ?? "";
       const call: RolloutCall = {
         callId,
-        name: namespace === null ? name : `${namespace}__${name}`,
+        name: namespace?.startsWith("mcp__") ? `${namespace}__${name}` : name,
         kind: type === "function_call" ? "function" : "custom",
         arguments: args,
         input: text(payload.input) ?? "",

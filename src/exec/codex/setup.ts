@@ -1,5 +1,5 @@
 // A variant's setup on Codex, in the run's isolated CODEX_HOME and nothing of the user's: skills
-// as `skills/<name>` (links to the materialized, read-only folders), instructions as the global
+// as links in `skills/` to the materialized, read-only folders, instructions as the global
 // `AGENTS.md`, stdio MCP servers started by harnesslab in the trial's sandbox and reached by
 // Codex through a relay (`[mcp_servers.<id>]` runs a small client joined to it). Codex has no
 // init message: what loaded is what Codex itself did with them. A skill or instructions loaded
@@ -15,8 +15,11 @@ import { type HostSetupReport, mcpToolName, type SetupComponent } from "../setup
 import type { StdioMcpServer } from "../setup/mcp-stdio.js";
 import { RELAY_CLIENT_SOURCE, type ServedRelay, serveRelay } from "../setup/relay.js";
 import {
+  fatalUnloaded,
+  runMarker,
   type SetupStartOptions,
   setupMainText,
+  setupReportBook,
   startSandboxedMcpServer,
   verifySetupFiles,
   watchForMarkers,
@@ -33,6 +36,8 @@ export interface CodexSetupRun {
   /** For the endpoint proxy: marks skills and instructions loaded when their text goes out. */
   observeRequestBody: ((chunk: Buffer) => void) | undefined;
   fatalBeforeStart(): HostSetupReport[];
+  /** Once the run is over: the components whose requirement says `fail` and that never loaded. */
+  fatalAfterRun(): HostSetupReport[];
   reports(): HostSetupReport[];
   close(): Promise<void>;
 }
@@ -44,25 +49,14 @@ export interface CodexSetupOptions extends SetupStartOptions {
   contained: boolean;
   /** A harness-owned directory no sandbox sees, for the relays' sockets. */
   privateDir: string;
+  /** Whether the agent's commands reach the sandbox's loopback (a forge task with cli access). */
+  commandsReachLoopback: boolean;
 }
 
 /** Prepares the setup for one run; never throws for a component that fails to load. */
 export async function prepareCodexSetup(options: CodexSetupOptions): Promise<CodexSetupRun> {
-  const reports = new Map<string, HostSetupReport>();
-  const report = (component: SetupComponent, fields: Partial<HostSetupReport>) =>
-    reports.set(component.id, {
-      component: component.id,
-      mechanism: component.mechanism,
-      status: "unconfirmed",
-      ...fields,
-    });
-  /** Confirmed: loaded, and the reason it might not have been goes. */
-  const confirm = (id: string, fields: Partial<HostSetupReport> = {}) => {
-    const current = reports.get(id);
-    if (current === undefined) return;
-    const { reason: _unconfirmedBecause, ...rest } = current;
-    reports.set(id, { ...rest, ...fields, status: "loaded" });
-  };
+  const book = setupReportBook(options.setup);
+  const { report, confirm } = book;
   const servers: StdioMcpServer[] = [];
   const relays: ServedRelay[] = [];
   const run: CodexSetupRun = {
@@ -70,19 +64,9 @@ export async function prepareCodexSetup(options: CodexSetupOptions): Promise<Cod
     grants: [],
     readOnlyPaths: [],
     observeRequestBody: undefined,
-    fatalBeforeStart: () =>
-      options.setup
-        .filter((c) => c.onDegrade === "fail" && reports.get(c.id)?.status === "failed")
-        .map((c) => reports.get(c.id)!),
-    reports: () =>
-      options.setup.map(
-        (component) =>
-          reports.get(component.id) ?? {
-            component: component.id,
-            mechanism: component.mechanism,
-            status: "unconfirmed" as const,
-          },
-      ),
+    fatalBeforeStart: () => book.fatal(),
+    fatalAfterRun: () => fatalUnloaded(options.setup, book.all()),
+    reports: () => book.all(),
     close: async () => {
       await Promise.all(relays.map((relay) => relay.close()));
       await Promise.all(servers.map((server) => server.close()));
@@ -90,95 +74,122 @@ export async function prepareCodexSetup(options: CodexSetupOptions): Promise<Cod
   };
   const markers = new Map<string, string>();
   const instructions: string[] = [];
+  const skillNames = new Set<string>();
 
-  for (const component of options.setup) {
-    if (component.source !== undefined) {
-      const problem = await verifySetupFiles(component);
-      if (problem !== undefined) {
-        report(component, { status: "failed", reason: problem });
-        continue;
-      }
-    }
-    switch (component.mechanism) {
-      case "native-skill": {
-        const source = component.source;
-        if (source === undefined || source.type !== "directory") {
-          report(component, { status: "failed", reason: "a skill's source must be a folder" });
-          break;
+  // Whatever was started before a step failed (a server, a relay) stops before the error goes on.
+  try {
+    for (const component of options.setup) {
+      if (component.source !== undefined) {
+        const problem = await verifySetupFiles(component);
+        if (problem !== undefined) {
+          report(component, { status: "failed", reason: problem });
+          continue;
         }
-        const name = source.skill?.name ?? component.id;
-        await mkdir(join(options.codexHome, "skills"), { recursive: true });
-        await symlink(source.path, join(options.codexHome, "skills", name));
-        run.readOnlyPaths.push(source.path);
-        // Codex lists each skill it found to the model as `- <name>: <description> (file: …)`.
-        markers.set(component.id, `${name}/SKILL.md)`);
-        report(component, {
-          hostName: name,
-          reason: "no model request that the endpoint proxy forwarded listed the skill",
-        });
-        break;
       }
-      case "system-instruction": {
-        const text = await setupMainText(component);
-        if (text === undefined) {
-          report(component, { status: "failed", reason: "its instructions file cannot be read" });
-          break;
-        }
-        const marker = `harnesslab-instructions:${component.id}`;
-        markers.set(component.id, marker);
-        instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
-        report(component, {
-          reason: "no model request that the endpoint proxy forwarded carried its text",
-        });
-        break;
-      }
-      case "mcp-server": {
-        const started = await startSandboxedMcpServer(component, options);
-        if (!started.ok) {
-          report(component, { status: "failed", reason: started.reason });
-          break;
-        }
-        servers.push(started.server);
-        const prefix = mcpToolName(component.id, "");
-        const relay = await serveRelay(
-          component.id,
-          started.server,
-          () =>
-            confirm(component.id, {
-              tools: started.server.tools.map((tool) => `${prefix}${tool.name}`),
-            }),
-          options.contained ? { socketParent: options.privateDir } : "loopback",
-        );
-        relays.push(relay);
-        let port = relay.port;
-        if (relay.socketPath !== null) {
-          port = SANDBOX_SETUP_MCP_FIRST_PORT + run.grants.length;
-          run.grants.push({
-            socketPath: relay.socketPath,
-            target: `${SANDBOX_SETUP_MCP_SOCKET_DIR}/${run.grants.length}.sock`,
-            port,
+      switch (component.mechanism) {
+        case "native-skill": {
+          const source = component.source;
+          if (source === undefined || source.type !== "directory") {
+            report(component, { status: "failed", reason: "a skill's source must be a folder" });
+            break;
+          }
+          const name = source.skill?.name ?? component.id;
+          if (skillNames.has(name)) {
+            report(component, {
+              status: "failed",
+              reason: `another skill of the setup is named ${name}; Codex would load only one`,
+            });
+            break;
+          }
+          skillNames.add(name);
+          // Codex lists each skill it found to the model as `- <name>: <description> (file:
+          // …/<folder>/SKILL.md)`; a folder name fresh for the run is what no one else could write.
+          const folder = runMarker(`skill-${name}`);
+          await mkdir(join(options.codexHome, "skills"), { recursive: true });
+          await symlink(source.path, join(options.codexHome, "skills", folder));
+          run.readOnlyPaths.push(source.path);
+          markers.set(component.id, `${folder}/SKILL.md)`);
+          report(component, {
+            hostName: name,
+            reason: "no model request that the endpoint proxy forwarded listed the skill",
           });
+          break;
         }
-        run.mcpServers[component.id] = {
-          command: process.execPath,
-          args: ["-e", RELAY_CLIENT_SOURCE, String(port)],
-          // Codex asks before an MCP call, and a trial has no one to answer (approval_policy
-          // never): the call is approved, then audited by the tool policy like every action.
-          default_tools_approval_mode: "approve",
-        };
-        report(component, { reason: "Codex never listed the server's tools" });
-        break;
+        case "system-instruction": {
+          const text = await setupMainText(component);
+          if (text === undefined) {
+            report(component, { status: "failed", reason: "its instructions file cannot be read" });
+            break;
+          }
+          const marker = runMarker(`instructions-${component.id}`);
+          markers.set(component.id, marker);
+          instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
+          report(component, {
+            reason: "no model request that the endpoint proxy forwarded carried its text",
+          });
+          break;
+        }
+        case "mcp-server": {
+          if (options.commandsReachLoopback) {
+            // The agent's commands could then reach the relay themselves, calling the server's tools
+            // past Codex's own record of its actions (a forge task whose agent uses the CLI).
+            report(component, {
+              status: "failed",
+              reason:
+                "Codex cannot be given an MCP server of the setup when its commands reach the loopback (a forge task with cli access)",
+            });
+            break;
+          }
+          const started = await startSandboxedMcpServer(component, options);
+          if (!started.ok) {
+            report(component, { status: "failed", reason: started.reason });
+            break;
+          }
+          servers.push(started.server);
+          const prefix = mcpToolName(component.id, "");
+          const relay = await serveRelay(
+            component.id,
+            started.server,
+            () =>
+              confirm(component.id, {
+                tools: started.server.tools.map((tool) => `${prefix}${tool.name}`),
+              }),
+            options.contained ? { socketParent: options.privateDir } : "loopback",
+          );
+          relays.push(relay);
+          let port = relay.port;
+          if (relay.socketPath !== null) {
+            port = SANDBOX_SETUP_MCP_FIRST_PORT + run.grants.length;
+            run.grants.push({
+              socketPath: relay.socketPath,
+              target: `${SANDBOX_SETUP_MCP_SOCKET_DIR}/${run.grants.length}.sock`,
+              port,
+            });
+          }
+          run.mcpServers[component.id] = {
+            command: process.execPath,
+            args: ["-e", RELAY_CLIENT_SOURCE, String(port)],
+            // Codex asks before an MCP call, and a trial has no one to answer (approval_policy
+            // never): the call is approved, then audited by the tool policy like every action.
+            default_tools_approval_mode: "approve",
+          };
+          report(component, { reason: "Codex never listed the server's tools" });
+          break;
+        }
+        default:
+          report(component, {
+            status: "failed",
+            reason: `Codex has no ${component.mechanism} harnesslab can hand it`,
+          });
       }
-      default:
-        report(component, {
-          status: "failed",
-          reason: `Codex has no ${component.mechanism} harnesslab can hand it`,
-        });
     }
+    if (instructions.length > 0)
+      // The global instructions of the isolated CODEX_HOME: no project's AGENTS.md is read.
+      await writeFile(join(options.codexHome, "AGENTS.md"), `${instructions.join("\n\n")}\n`);
+    if (markers.size > 0) run.observeRequestBody = watchForMarkers(markers, (id) => confirm(id));
+  } catch (error) {
+    await run.close();
+    throw error;
   }
-  if (instructions.length > 0)
-    // The global instructions of the isolated CODEX_HOME: no project's AGENTS.md is read.
-    await writeFile(join(options.codexHome, "AGENTS.md"), `${instructions.join("\n\n")}\n`);
-  if (markers.size > 0) run.observeRequestBody = watchForMarkers(markers, (id) => confirm(id));
   return run;
 }

@@ -47,7 +47,15 @@ export async function serveRelay(
   where: { socketParent: string } | "loopback",
 ): Promise<ServedRelay> {
   const connections = new Set<Socket>();
+  let served = false;
   const listener: Server = createServer((socket) => {
+    // One connection: the host's client, opened when the host starts its MCP servers. Anything
+    // that connects later (a command that can reach the loopback) is not the host.
+    if (served) {
+      socket.destroy();
+      return;
+    }
+    served = true;
     connections.add(socket);
     socket.on("close", () => connections.delete(socket));
     socket.on("error", () => socket.destroy());
@@ -72,6 +80,8 @@ export async function serveRelay(
       listener.listen(path, () => resolve());
     });
   }
+  // An error after listening (a connection's, say) ends that connection, never the harness.
+  listener.on("error", () => {});
   const address = listener.address();
   return {
     socketPath,

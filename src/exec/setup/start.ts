@@ -1,11 +1,11 @@
 // What every host does first with a materialized setup: check that each file is the one the
 // revision pinned, read a component's principal text, and start its stdio MCP server in the
 // trial's sandbox. The hosts differ only in how they hand the result over.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type CommandSandbox, commandEnvironment } from "../../sandbox/index.js";
-import type { SetupComponent } from "./contract.js";
+import type { HostSetupReport, SetupComponent } from "./contract.js";
 import { type StdioMcpServer, type StdioMcpStart, startStdioMcpServer } from "./mcp-stdio.js";
 
 /** How long an MCP server may take to start and list its tools (Claude Code's default). */
@@ -118,4 +118,85 @@ export function watchForMarkers(
       }
     tail = text.slice(-keep);
   };
+}
+
+/**
+ * A marker for text handed to a host, fresh for each run: seeing it in a model request means the
+ * host sent that text, since no one could write it without having been given it (an agent that
+ * echoes it was given it).
+ */
+export function runMarker(label: string): string {
+  return `harnesslab-${label}-${randomBytes(8).toString("hex")}`;
+}
+
+/**
+ * Once a run is over, the components whose requirement says `fail` and that the host never
+ * confirmed: the trial did not test the setup it names. A hook whose event never came is not one
+ * (its event did not happen; nothing says the hook was missing).
+ */
+export function fatalUnloaded(
+  setup: readonly SetupComponent[],
+  reports: readonly HostSetupReport[],
+): HostSetupReport[] {
+  return setup.flatMap((component) => {
+    const report = reports.find((r) => r.component === component.id);
+    if (component.onDegrade !== "fail" || report === undefined || report.status === "loaded")
+      return [];
+    if (component.mechanism === "native-hook" && report.status === "unconfirmed") return [];
+    return [report];
+  });
+}
+
+/** What a host reported of each component so far; what an executor keeps while a run goes. */
+export interface SetupReportBook {
+  /** Records a component's first report (`unconfirmed` unless `fields` say otherwise). */
+  report(component: SetupComponent, fields: Partial<HostSetupReport>): void;
+  /** The host confirmed it: `loaded`, and the reason it might not have been goes. */
+  confirm(id: string, fields?: Partial<HostSetupReport>): void;
+  /** Changes what is recorded (a failure the host reported later). */
+  update(id: string, fields: Partial<HostSetupReport>): void;
+  get(id: string): HostSetupReport | undefined;
+  /** The components that failed before the host started and whose requirement says `fail`. */
+  fatal(): HostSetupReport[];
+  /** Every component's report, in the setup's order. */
+  all(): HostSetupReport[];
+}
+
+export function setupReportBook(setup: readonly SetupComponent[]): SetupReportBook {
+  const reports = new Map<string, HostSetupReport>();
+  const book: SetupReportBook = {
+    report: (component, fields) =>
+      void reports.set(component.id, {
+        component: component.id,
+        mechanism: component.mechanism,
+        status: "unconfirmed",
+        ...fields,
+      }),
+    confirm: (id, fields = {}) => {
+      const current = reports.get(id);
+      if (current === undefined) return;
+      const { reason: _unconfirmedBecause, ...rest } = current;
+      reports.set(id, { ...rest, ...fields, status: "loaded" });
+    },
+    update: (id, fields) => {
+      const current = reports.get(id);
+      if (current !== undefined) reports.set(id, { ...current, ...fields });
+    },
+    get: (id) => reports.get(id),
+    fatal: () =>
+      setup.flatMap((c) => {
+        const report = reports.get(c.id);
+        return c.onDegrade === "fail" && report?.status === "failed" ? [report] : [];
+      }),
+    all: () =>
+      setup.map(
+        (component) =>
+          reports.get(component.id) ?? {
+            component: component.id,
+            mechanism: component.mechanism,
+            status: "unconfirmed" as const,
+          },
+      ),
+  };
+  return book;
 }
