@@ -190,6 +190,14 @@ const CODEX_SETUP: readonly MechanismCapability[] = [
   ),
 ];
 
+const PI_SETUP: readonly MechanismCapability[] = [
+  setupCapability(
+    "system-instruction",
+    "the Markdown file is appended to Pi's system prompt (its resource loader's appendSystemPrompt), under a marker fresh for the run",
+    "the system prompt Pi's session built carries the marker",
+  ),
+];
+
 const NOTHING: Materialization = { strength: "unsupported", mechanism: null };
 
 function sameAccessSet(
@@ -306,7 +314,7 @@ function profile(
 //   whose executor hands it to the host; the trial confirms it by what the host reports.
 const PROFILES: Readonly<Record<HostId, HostProfile>> = {
   qoder: profile("qoder", true, "Qoder (Qoder agent SDK)", [permissionCallback]),
-  pi: profile("pi", true, "Pi (Pi coding-agent SDK)"),
+  pi: profile("pi", true, "Pi (Pi coding-agent SDK)", [...PI_SETUP]),
   "claude-code": profile("claude-code", true, "Claude Code (Claude Agent SDK)", [
     permissionCallback,
     ...CLAUDE_CODE_SETUP,

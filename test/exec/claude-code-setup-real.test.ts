@@ -315,7 +315,10 @@ describe.skipIf(!run)("the real Claude Code client given a setup directly (offli
     expect(hook?.hookRuns?.[0]).toMatchObject({ event: "Stop", exitCode: 0, blocked: false });
     // The hook ran in the trial (its working directory), as the trial's sandbox allows.
     expect(await readFile(join(root, "hook-log.txt"), "utf8")).toMatch(/^Stop\n/);
-    expect(loop.requests.some((r) => r.kind === "turn")).toBe(true);
+    // The model got the instructions, under the run's own marker.
+    const turn = loop.requests.find((r) => r.kind === "turn");
+    expect(turn?.system).toContain("Always write prices with the code first.");
+    expect(turn?.system).toMatch(/harnesslab-instructions-conventions-[0-9a-f]{16}/);
     expect(await pidsWorkingIn([root])).toEqual([]);
   }, 120_000);
 

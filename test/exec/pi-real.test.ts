@@ -1,7 +1,8 @@
 // The real Pi SDK (in-process) against the loopback Anthropic server: an answer-only run with a
 // fake key, offline. Pi runs inside the test process, so the harness's own process.env is
 // seeded with decoy credentials to prove the executor never lets Pi read them.
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAnthropicLoopback } from "../../src/exec/loopback/index.js";
 import { PiExecutor } from "../../src/exec/pi/index.js";
 import { runtimeReceiptSchema } from "../../src/exec/receipt.js";
+import type { SetupComponent } from "../../src/exec/setup/contract.js";
 import type { ExecutorRunInput } from "../../src/exec/types.js";
 import { createToolPolicy } from "../../src/policy/index.js";
 import { IN_CI, packageInstalled, realClientAvailable } from "../support/anthropic-real-clients.js";
@@ -119,5 +121,75 @@ describe.skipIf(!run)("the real Pi SDK against the loopback server (offline)", (
       env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` },
     }).run(await trial());
     expect(receipt).toMatchObject({ status: "infra_error", infraReason: "network_unreachable" });
+  });
+});
+
+describe.skipIf(!run)("the real Pi SDK given a variant's setup (offline)", () => {
+  const sha256 = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
+  async function withSetup(kind: "instructions" | "skill") {
+    const input = await trial();
+    const dir = join(input.scratchDir, "..", "setup", "rules");
+    await mkdir(dir, { recursive: true });
+    const text = "Answer with digits only, never words.\n";
+    const file = join(dir, kind === "skill" ? "SKILL.md" : "RULES.md");
+    await writeFile(file, text, { mode: 0o444 });
+    const files = [{ path: kind === "skill" ? "SKILL.md" : "RULES.md", sha256: sha256(text) }];
+    const setup: SetupComponent[] = [
+      kind === "instructions"
+        ? {
+            id: "rules",
+            kind: "instructions",
+            mechanism: "system-instruction",
+            strength: "wired",
+            onDegrade: "fail",
+            source: { path: file, type: "file", files },
+          }
+        : {
+            id: "rules",
+            kind: "skill",
+            mechanism: "native-skill",
+            strength: "wired",
+            onDegrade: "fail",
+            source: { path: dir, type: "directory", files },
+          },
+    ];
+    return { ...input, setup };
+  }
+
+  it("appends instructions to the system prompt the model gets, loaded by what Pi's session built", async () => {
+    const server = await startAnthropicLoopback({
+      apiKey: KEY,
+      script: [{ content: [{ type: "text", text: "42" }] }],
+    });
+    try {
+      const receipt = await new PiExecutor({
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      }).run(await withSetup("instructions"));
+      expect(receipt.status, receipt.error ?? "").toBe("completed");
+      expect(receipt.setup).toEqual([
+        { component: "rules", mechanism: "system-instruction", status: "loaded" },
+      ]);
+      expect(server.requests[0]?.system).toContain("Answer with digits only, never words.");
+      expect(server.requests[0]?.system).toMatch(/harnesslab-instructions-rules-[0-9a-f]{16}/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("cannot hand an answer-only Pi a skill: the trial is setup_failed before the model is asked (on-degrade fail)", async () => {
+    const server = await startAnthropicLoopback({
+      apiKey: KEY,
+      script: [{ content: [{ type: "text", text: "42" }] }],
+    });
+    try {
+      const receipt = await new PiExecutor({
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: server.url },
+      }).run(await withSetup("skill"));
+      expect(receipt).toMatchObject({ status: "infra_error", infraReason: "setup_failed" });
+      expect(receipt.error).toMatch(/rules \(native-skill\): Pi runs answer-only/);
+      expect(server.requests).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -90,6 +90,8 @@ interface AnthropicLoopbackRequest {
   model: string | null;
   stream: boolean | null;
   toolNames: string[];
+  /** The request's system prompt as text (its blocks joined), the first 64 KiB. */
+  system: string;
   messageCount: number;
   /** Tool results the client sent back in its last user message (text redacted, truncated). */
   toolResults: { toolUseId: string; isError: boolean; text: string }[];
@@ -118,10 +120,22 @@ const CREDENTIAL_HEADERS = new Set(["x-api-key", "authorization", "proxy-authori
 const TOOL_RESULT_TEXT_LIMIT = 2000;
 
 interface ParsedBody {
+  system?: unknown;
   model?: unknown;
   stream?: unknown;
   tools?: unknown;
   messages?: unknown;
+}
+
+function systemText(body: ParsedBody): string {
+  const system = body.system;
+  const text =
+    typeof system === "string"
+      ? system
+      : Array.isArray(system)
+        ? system.map((block) => asRecord(block)?.text ?? "").join("\n")
+        : "";
+  return String(text).slice(0, 64 * 1024);
 }
 
 function toolNames(body: ParsedBody): string[] {
@@ -308,6 +322,7 @@ export async function startAnthropicLoopback(
       model: typeof body.model === "string" ? body.model : null,
       stream: typeof body.stream === "boolean" ? body.stream : null,
       toolNames: toolNames(body),
+      system: systemText(body),
       messageCount: messages(body).length,
       toolResults: lastToolResults(body),
       headers: safeHeaders(request, CREDENTIAL_HEADERS),

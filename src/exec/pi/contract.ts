@@ -23,6 +23,8 @@ export interface PiAuthStorage {
 
 export interface PiSession {
   readonly sessionId: string;
+  /** The system prompt the session built (what the model is sent). */
+  readonly systemPrompt?: string;
   /** Receives Pi's `AgentSessionEvent`s. */
   subscribe(listener: (event: unknown) => void): () => void;
   prompt(text: string): Promise<void>;
@@ -52,6 +54,7 @@ export interface PiSdk {
     noThemes?: boolean;
     noContextFiles?: boolean;
     systemPrompt?: string;
+    appendSystemPrompt?: string[];
   }) => { reload(): Promise<void> };
   VERSION?: string;
 }

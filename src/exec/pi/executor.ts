@@ -13,10 +13,12 @@ import {
   runDeadline,
   type SdkSource,
 } from "../sdk/common.js";
+import { type HostSetupReport, setupFailure } from "../setup/contract.js";
 import type { Executor, ExecutorRunInput } from "../types.js";
 import { piInfraReason } from "./classify.js";
 import type { PiSdk, PiSession } from "./contract.js";
 import { buildModel, parsePiModel, resolveCredential } from "./model.js";
+import { type PiSetup, piSetupFatal, preparePiSetup } from "./setup.js";
 
 export const PI_PACKAGE = "@mariozechner/pi-coding-agent";
 
@@ -58,11 +60,15 @@ interface LastAssistant {
 
 /**
  * The `pi` host: Pi's in-process coding-agent SDK, answer-only. It runs with `noTools: "all"`,
- * so it reads and changes nothing and the composition can only reach it as prompt text (every
- * strength is advisory); it suits read tasks whose prompt carries what is needed. Credentials
+ * so it reads and changes nothing and the composition reaches it only as prompt text: the
+ * preamble (advisory), and an instructions component appended to its system prompt (wired, see
+ * ./setup.ts); it suits read tasks whose prompt carries what is needed. Credentials
  * come only from the executor's allowlisted environment source and are set explicitly, so Pi's
  * own fallback to the harness's `process.env` is never consulted.
  */
+/** Ends a run whose setup Pi did not load before the model is asked anything. */
+class SetupNotLoaded extends Error {}
+
 export class PiExecutor implements Executor {
   readonly host = "pi" as const;
 
@@ -115,8 +121,18 @@ export class PiExecutor implements Executor {
       text: `answer-only: no tools are given to Pi (noTools "all"); requested tools ${JSON.stringify(input.runtime.tools)} are advisory`,
     });
 
+    let setup: PiSetup | undefined;
+    if ((input.setup ?? []).length > 0) {
+      const prepared = await preparePiSetup(input.setup ?? []);
+      setup = prepared;
+      builder.setupReports = () => prepared.book.all();
+      const fatal = prepared.book.fatal();
+      if (fatal.length > 0) return finish("infra_error", "setup_failed", setupFailure(fatal));
+    }
+
     const deadline = runDeadline(input);
     let session: PiSession | undefined;
+    let setupFatal: HostSetupReport[] = [];
     let last: LastAssistant | null = null;
     let pricedCost = 0;
     let priced = false;
@@ -152,6 +168,9 @@ export class PiExecutor implements Executor {
         noThemes: true,
         noContextFiles: true,
         systemPrompt: PI_SYSTEM_PROMPT,
+        ...(setup === undefined || setup.append.length === 0
+          ? {}
+          : { appendSystemPrompt: setup.append }),
       });
       await resourceLoader.reload();
       const created = await sdk.createAgentSession({
@@ -168,6 +187,12 @@ export class PiExecutor implements Executor {
       });
       const active = created.session;
       session = active;
+      if (setup !== undefined) {
+        // Pi's own report: the system prompt its session will send.
+        setup.confirm(typeof active.systemPrompt === "string" ? active.systemPrompt : "");
+        setupFatal = piSetupFatal(input.setup ?? [], setup.book.all());
+      }
+      if (setupFatal.length > 0) throw new SetupNotLoaded();
       builder.sessionId = typeof active.sessionId === "string" ? active.sessionId : null;
       active.subscribe((raw) => {
         const event = raw as AgentSessionEvent;
@@ -215,7 +240,7 @@ export class PiExecutor implements Executor {
       ]);
       abandoned = ended === "abandoned";
     } catch (error) {
-      thrown = { error };
+      if (!(error instanceof SetupNotLoaded)) thrown = { error };
     } finally {
       deadline.dispose();
       try {
@@ -224,6 +249,8 @@ export class PiExecutor implements Executor {
         // A session that cannot be disposed holds nothing of the trial.
       }
     }
+    if (setupFatal.length > 0)
+      return finish("infra_error", "setup_failed", setupFailure(setupFatal));
     if (abandoned)
       builder.event("harness_abandoned", { reason: "Pi did not stop after the abort" });
     if (priced && builder.turns !== null) builder.costUsd = pricedCost;
