@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { packTrialFolder } from "../../src/compare/queue/accept.js";
+import { parseQueueUrl } from "../../src/compare/queue/address.js";
 import { openBundle, packBundle, unpackBundle } from "../../src/compare/queue/bundle.js";
-import { parseQueueUrl } from "../../src/compare/queue/connection.js";
 import { loadForRun, makeExperiment, type TempExperiment } from "../support/experiment.js";
 
 let exp: TempExperiment;

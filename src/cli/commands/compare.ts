@@ -1,31 +1,24 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  type BudgetLimits,
-  calibrationExperiment,
-  formatPlan,
-  formatRegradeReport,
-  loadHarnessCatalog,
-  loadManifest,
-  parseQueueUrl,
-  pastCostPerTrial,
-  planExperiment,
-  preflight,
-  probeQueue,
-  type QueueAddress,
-  queueTrials,
-  regradeRun,
-  runExperiment,
-  type VerdictDocument,
-  validateManifestForCli,
-} from "../../compare/index.js";
-import { createExecutor } from "../../exec/index.js";
-import { renderTerminalSummary } from "../../report/index.js";
+import type { BudgetLimits, QueueAddress, VerdictDocument } from "../../compare/index.js";
 import { InvalidInputError, killRunningCommands, problemCount } from "../../shared/index.js";
 import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, positiveNumber, proportion, wholeNumber } from "../options.js";
 import { createProgressReporter } from "../progress.js";
+
+/**
+ * What `compare` runs, loaded when one of its commands does: `harness --help` and `--version`
+ * load none of it.
+ */
+async function stages() {
+  const [compare, exec, report] = await Promise.all([
+    import("../../compare/index.js"),
+    import("../../exec/index.js"),
+    import("../../report/index.js"),
+  ]);
+  return { ...compare, ...exec, ...report };
+}
 
 interface RunOptions {
   out: string;
@@ -167,6 +160,7 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
         manifest: string,
         options: { trials?: number; out?: string; unsafeNoSandbox?: boolean; json?: boolean },
       ) => {
+        const { validateManifestForCli, loadHarnessCatalog, preflight } = await stages();
         const result = await validateManifestForCli(resolve(io.cwd, manifest), {
           ...(options.trials === undefined ? {} : { trialsOverride: options.trials }),
           ...(options.out === undefined ? {} : { out: resolve(io.cwd, options.out) }),
@@ -245,6 +239,7 @@ function exitForStatus(status: string): number {
 }
 
 async function runPlan(manifestArg: string, options: PlanOptions, io: CliIO): Promise<number> {
+  const { pastCostPerTrial, planExperiment, formatPlan } = await stages();
   if (options.effect + options.passRate > 1)
     throw new UsageError(
       `--effect ${options.effect} with --pass-rate ${options.passRate}: the candidate's pass rate would be above 1; lower one of them`,
@@ -264,6 +259,7 @@ async function runPlan(manifestArg: string, options: PlanOptions, io: CliIO): Pr
 
 /** The manifest as `run` and `plan` load it; its problems are the command's input error. */
 async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: number) {
+  const { loadManifest, loadHarnessCatalog } = await stages();
   const loaded = await loadManifest(resolve(io.cwd, manifestArg), {
     ...(trialsOverride === undefined ? {} : { trialsOverride }),
     loadCatalog: loadHarnessCatalog,
@@ -275,6 +271,7 @@ async function loadForCommand(manifestArg: string, io: CliIO, trialsOverride?: n
 
 /** `--queue`: the address, checked, and Redis reached, before anything is written. */
 async function queueOf(options: RunOptions): Promise<QueueAddress | undefined> {
+  const { parseQueueUrl, probeQueue } = await stages();
   if (options.queue === undefined) return undefined;
   const parsed = parseQueueUrl(options.queue);
   if (!parsed.ok) throw new UsageError(`--queue: ${parsed.message}`);
@@ -289,6 +286,13 @@ async function queueOf(options: RunOptions): Promise<QueueAddress | undefined> {
 }
 
 async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
+  const {
+    calibrationExperiment,
+    runExperiment,
+    queueTrials,
+    createExecutor,
+    renderTerminalSummary,
+  } = await stages();
   const queue = await queueOf(options);
   const loaded = await loadForCommand(manifestArg, io, options.trials);
   for (const warning of loaded.warnings)
@@ -375,6 +379,7 @@ async function runRegrade(
     quitting: "quitting now: the next compare regrade removes what this one left",
   });
   let progressShown = false;
+  const { regradeRun, formatRegradeReport } = await stages();
   try {
     const result = await regradeRun(outDir, {
       ...(options.manifest ? { manifestPath: resolve(io.cwd, options.manifest) } : {}),

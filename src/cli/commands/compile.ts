@@ -1,18 +1,32 @@
 import { readFile } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import type { Command } from "commander";
-import semver from "semver";
-import { HOST_IDS, type HostId, isHostId } from "../../hosts/index.js";
-import { compareStrength, type HarnessIrBundle, type Realization } from "../../ir/index.js";
-import {
-  compileHarness,
-  type Diagnostic,
-  formatDiagnostic,
-  type SourceInput,
-} from "../../language/index.js";
-import { resolveComposition } from "../../resolver/index.js";
+import type { HostId } from "../../hosts/index.js";
+import type { HarnessIrBundle, Realization } from "../../ir/index.js";
+import type { Diagnostic, SourceInput } from "../../language/index.js";
 import { fileReadProblem, readHarnessSource } from "../../shared/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
+
+/** What `compile` and `resolve` run, loaded when they run (not for `--help` or `--version`). */
+async function stages() {
+  const [ir, language, resolver, hosts, semver] = await Promise.all([
+    import("../../ir/index.js"),
+    import("../../language/index.js"),
+    import("../../resolver/index.js"),
+    import("../../hosts/index.js"),
+    import("semver"),
+  ]);
+  return {
+    compareStrength: ir.compareStrength,
+    compileHarness: language.compileHarness,
+    formatDiagnostic: language.formatDiagnostic,
+    resolveComposition: resolver.resolveComposition,
+    isHostId: hosts.isHostId,
+    HOST_IDS: hosts.HOST_IDS,
+    semver: semver.default,
+  };
+}
+type Stages = Awaited<ReturnType<typeof stages>>;
 
 interface CompileOptions {
   json?: boolean;
@@ -40,7 +54,7 @@ export function registerCompileCommands(program: Command, io: CliIO, setExit: Se
     .requiredOption("--composition <id>", "the composition to resolve")
     .option(
       "--host <host>",
-      `resolve for this host instead of the composition's target (${HOST_IDS.join(", ")})`,
+      "resolve for this host instead of the composition's target (a host of docs/hosts.md; a wrong name lists them)",
     )
     .option(
       "--json",
@@ -72,6 +86,8 @@ async function compileFiles(
   io: CliIO,
 ): Promise<CompiledOrExit> {
   const sources = await readSources(files, io);
+  const loaded = await stages();
+  const { compileHarness } = loaded;
   // Components' sources are read relative to their .harness file, as the file is named here.
   const { bundle, diagnostics } = compileHarness(sources, {
     readSource: (uri, path) => readHarnessSource(resolvePath(io.cwd, uri), path),
@@ -79,16 +95,17 @@ async function compileFiles(
   const texts = new Map(sources.map((source) => [source.uri, source.text]));
   if (bundle === undefined) {
     if (json) io.stdout(`${JSON.stringify({ diagnostics }, null, 2)}\n`);
-    else io.stderr(renderDiagnostics(diagnostics, texts));
+    else io.stderr(renderDiagnostics(diagnostics, texts, loaded));
     return { ok: false, exitCode: EXIT.fail };
   }
-  if (diagnostics.length > 0) io.stderr(renderDiagnostics(diagnostics, texts));
+  if (diagnostics.length > 0) io.stderr(renderDiagnostics(diagnostics, texts, loaded));
   return { ok: true, bundle };
 }
 
 function renderDiagnostics(
   diagnostics: readonly Diagnostic[],
   texts: ReadonlyMap<string, string>,
+  { formatDiagnostic }: Stages,
 ): string {
   const errors = diagnostics.filter((d) => d.severity === "error").length;
   const warnings = diagnostics.length - errors;
@@ -130,6 +147,8 @@ async function runResolve(
   options: ResolveCommandOptions,
   io: CliIO,
 ): Promise<number> {
+  const loaded = await stages();
+  const { HOST_IDS, isHostId, resolveComposition } = loaded;
   let host: HostId | undefined;
   if (options.host !== undefined) {
     if (!isHostId(options.host)) {
@@ -182,7 +201,7 @@ async function runResolve(
   if (!resolved) {
     const fixes = report.realizations
       .filter((r) => r.action === "failed")
-      .map((r) => fixFor(r, bundle));
+      .map((r) => fixFor(r, bundle, loaded));
     io.stderr(
       `${[...report.errors.map((error) => `error: ${error}`), ...fixes.map((fix) => `fix: ${fix}`)].join("\n")}\n`,
     );
@@ -196,7 +215,11 @@ async function runResolve(
  * or the binding. (The reason and error texts themselves match the reference implementation's
  * word for word.)
  */
-function fixFor(r: Realization, bundle: HarnessIrBundle): string {
+function fixFor(
+  r: Realization,
+  bundle: HarnessIrBundle,
+  { compareStrength, semver }: Stages,
+): string {
   if (r.reason === "component not provided") {
     // Each providing plugin once, at the major version of its newest release.
     const providers = new Map<string, string>();

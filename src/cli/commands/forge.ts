@@ -1,17 +1,20 @@
 import { stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  captureRepoState,
-  DEFAULT_TOKEN_ENV,
-  type ForgeKind,
-  GITHUB_API_URL,
-  startForge,
-} from "../../forge/index.js";
-import { type RepoState, validateRepoState } from "../../scoring/index.js";
+import type { ForgeKind } from "../../forge/index.js";
+import type { RepoState } from "../../scoring/index.js";
 import { InvalidInputError, readJsonFile, writeFileAtomic } from "../../shared/index.js";
 import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, wholeNumber } from "../options.js";
+
+/** What `forge` runs, loaded when it runs (not for `harness --help` or `--version`). */
+async function stages() {
+  const [forge, scoring] = await Promise.all([
+    import("../../forge/index.js"),
+    import("../../scoring/index.js"),
+  ]);
+  return { ...forge, validateRepoState: scoring.validateRepoState };
+}
 
 interface CaptureFlags {
   kind: string;
@@ -52,7 +55,7 @@ export function registerForgeCommands(program: Command, io: CliIO, setExit: SetE
     .requiredOption("--kind <kind>", "gitea or github")
     .option(
       "--url <url>",
-      `Gitea: the instance root; GitHub: the REST API root (default ${GITHUB_API_URL})`,
+      "Gitea: the instance root; GitHub: the REST API root (default: GitHub's public API, api.github.com)",
     )
     .requiredOption("--repo <owner/name>", "the repository")
     .option(
@@ -98,7 +101,7 @@ export function registerForgeCommands(program: Command, io: CliIO, setExit: SetE
     .action(async (flags: ServeFlags) => setExit(await runServe(flags, io)));
 }
 
-function captureInputs(flags: CaptureFlags, io: CliIO) {
+async function captureInputs(flags: CaptureFlags, io: CliIO) {
   if (flags.kind !== "gitea" && flags.kind !== "github")
     throw new UsageError(`--kind must be gitea or github, got ${JSON.stringify(flags.kind)}`);
   const kind: ForgeKind = flags.kind;
@@ -112,6 +115,7 @@ function captureInputs(flags: CaptureFlags, io: CliIO) {
     throw new UsageError(
       `--url must be an http:// or https:// URL, got ${JSON.stringify(flags.url)}`,
     );
+  const { DEFAULT_TOKEN_ENV } = await stages();
   const tokenEnv = flags.tokenEnv ?? DEFAULT_TOKEN_ENV[kind];
   if (!VARIABLE.test(tokenEnv))
     throw new UsageError(
@@ -122,7 +126,8 @@ function captureInputs(flags: CaptureFlags, io: CliIO) {
 }
 
 async function runCapture(flags: CaptureFlags, io: CliIO): Promise<number> {
-  const { kind, tokenEnv, token, out } = captureInputs(flags, io);
+  const { kind, tokenEnv, token, out } = await captureInputs(flags, io);
+  const { captureRepoState } = await stages();
   const parent = await stat(dirname(out)).catch(() => undefined);
   if (!parent?.isDirectory())
     throw new UsageError(`--out: the directory ${dirname(flags.out)} does not exist`);
@@ -159,6 +164,7 @@ async function runCapture(flags: CaptureFlags, io: CliIO): Promise<number> {
 }
 
 async function readSeed(file: string, cwd: string): Promise<RepoState> {
+  const { validateRepoState } = await stages();
   const path = resolve(cwd, file);
   const json = await readJsonFile(path).catch((error: unknown) => {
     if (error instanceof InvalidInputError)
@@ -176,6 +182,7 @@ async function readSeed(file: string, cwd: string): Promise<RepoState> {
 }
 
 async function runServe(flags: ServeFlags, io: CliIO): Promise<number> {
+  const { startForge } = await stages();
   if (flags.repo !== undefined && !REPO_NAME.test(flags.repo))
     throw new UsageError(`--repo must be owner/name, got ${JSON.stringify(flags.repo)}`);
   const seed = await readSeed(flags.seed, io.cwd);

@@ -2,14 +2,6 @@ import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import type { Command } from "commander";
 import {
-  createRunLock,
-  ExperimentInputError,
-  RUN_LOCK_FILE,
-  renderVerdictHtml,
-  verdictDocumentSchema,
-} from "../../compare/index.js";
-import { renderMarkdownReport } from "../../report/index.js";
-import {
   InvalidInputError,
   jsonErrorLocation,
   readTextFile,
@@ -17,6 +9,15 @@ import {
   writeFileAtomic,
 } from "../../shared/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
+
+/** What `report` runs, loaded when it runs (not for `harness --help` or `--version`). */
+async function stages() {
+  const [compare, report] = await Promise.all([
+    import("../../compare/index.js"),
+    import("../../report/index.js"),
+  ]);
+  return { ...compare, ...report };
+}
 
 const FORMATS = ["md", "html", "json"] as const;
 
@@ -49,6 +50,7 @@ async function requireRunDirectory(outDir: string): Promise<void> {
 
 /** True while a live `compare run` (or regrade) holds the directory's lock. */
 async function runInProgress(outDir: string): Promise<boolean> {
+  const { createRunLock, ExperimentInputError } = await import("../../compare/index.js");
   try {
     await createRunLock(outDir, { takeOverStale: false }).assertNotHeldByLiveRun();
     return false;
@@ -59,6 +61,7 @@ async function runInProgress(outDir: string): Promise<boolean> {
 }
 
 async function requireVerdictFile(outDir: string, verdictPath: string): Promise<void> {
+  const { RUN_LOCK_FILE } = await import("../../compare/index.js");
   const info = await stat(verdictPath).catch(() => null);
   if (info?.isFile()) return;
   const names = await readdir(outDir).catch(() => [] as string[]);
@@ -76,6 +79,7 @@ async function requireVerdictFile(outDir: string, verdictPath: string): Promise<
 }
 
 async function readVerdict(verdictPath: string) {
+  const { verdictDocumentSchema } = await stages();
   const source = await readTextFile(verdictPath);
   let json: unknown;
   try {
@@ -146,6 +150,7 @@ export function registerReportCommand(program: Command, io: CliIO, setExit: SetE
         throw new UsageError(`--output ${output}: that is the verdict being rendered`);
 
       const { verdict, source } = await readVerdict(verdictPath);
+      const { renderMarkdownReport, renderVerdictHtml } = await stages();
       const linkBase = linkBaseFor(output, outDir);
       let text: string;
       // The file's own bytes: validated, but not re-serialised (which would reorder keys and

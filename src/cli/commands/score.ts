@@ -1,14 +1,11 @@
 import { resolve } from "node:path";
 import type { Command } from "commander";
-import {
-  type Difference,
-  type ReadCheck,
-  type RepoState,
-  type ScoringResult,
-  type ScoringSpec,
-  score,
-  validateRepoState,
-  validateScoringSpec,
+import type {
+  Difference,
+  ReadCheck,
+  RepoState,
+  ScoringResult,
+  ScoringSpec,
 } from "../../scoring/index.js";
 import {
   type InputProblem,
@@ -72,6 +69,8 @@ async function scoreFromFiles(
   options: ScoreOptions,
   cwd: string,
 ): Promise<{ spec: ScoringSpec; outcome: ScoringResult }> {
+  // Loaded when a score runs, not for `harness --help` or `--version`.
+  const { score, validateRepoState, validateScoringSpec } = await import("../../scoring/index.js");
   if (options.state !== undefined && options.report !== undefined)
     throw new ScoreInputError([
       "give either --state <file> (for a mutation spec) or --report <file> (for a read spec), not both",

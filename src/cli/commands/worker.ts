@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { parseQueueUrl, runWorker } from "../../compare/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt } from "../options.js";
 
@@ -33,6 +32,8 @@ export function registerWorkerCommand(program: Command, io: CliIO, setExit: SetE
 }
 
 async function runWorkerCommand(options: WorkerOptions, io: CliIO): Promise<number> {
+  // Loaded when a worker starts, not for `harness --help` or `--version`.
+  const { parseQueueUrl, runWorker } = await import("../../compare/index.js");
   const parsed = parseQueueUrl(options.queue);
   if (!parsed.ok) throw new UsageError(`--queue: ${parsed.message}`);
   const controller = new AbortController();
