@@ -1,4 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export interface RunCommandOptions {
   cwd: string;
@@ -71,6 +73,46 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
       // already gone
     }
   }
+}
+
+/**
+ * The children of `pid` (Linux; empty elsewhere). A sandbox's leader (bubblewrap) starts the
+ * sandbox's first process in a session of its own, out of reach of the leader's group signal.
+ */
+function childrenOf(pid: number | undefined): number[] {
+  if (pid === undefined || process.platform !== "linux") return [];
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (parent === pid) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+/** Whether `pid` still runs (a zombie has finished: what it started is gone with it). */
+function stillRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Waits until each of `pids` has finished, for at most `limitMs`. The first process of a PID
+ * namespace finishes only once the kernel has ended every other process in it, so a sandbox
+ * whose first process has finished has nothing left running.
+ */
+async function untilFinished(pids: readonly number[], limitMs: number): Promise<void> {
+  const deadline = performance.now() + limitMs;
+  while (pids.some(stillRunning) && performance.now() < deadline) await sleep(10);
 }
 
 const DEFAULT_KILL_GRACE_MS = 2000;
@@ -257,8 +299,13 @@ export function startProcessGroup(
     stderr: () => stderr.text(),
     exited,
     stop: async () => {
+      // The sandbox's first process (a child of the leader, in a session of its own) dies with
+      // the leader; the group is stopped only once it, and so everything in its sandbox, has.
+      const inner = childrenOf(leader);
       killGroup(leader, "SIGKILL");
+      for (const pid of inner) killGroup(pid, "SIGKILL");
       await exited;
+      await untilFinished(inner, 10_000);
     },
   };
 }

@@ -292,15 +292,16 @@ function spawnCli(
 }
 
 /**
- * Polls `check` every 10 ms. The bound (at least 20 s) is only a safety net against a hang: a
- * slow machine makes the wait longer, never the test wrong.
+ * Polls `check` every 10 ms. The bound (at least 90 s; a loaded CI machine once took over 20 s
+ * to start a trial's command) is only a safety net against a hang: a slow machine makes the wait
+ * longer, never the test wrong.
  */
 async function waitFor(what: string, check: () => boolean | Promise<boolean>, cli?: CliProcess) {
   let exited = false;
   void cli?.exited.then(() => {
     exited = true;
   });
-  for (let i = 0; i < 2000; i += 1) {
+  for (let i = 0; i < 9000; i += 1) {
     if (await check()) return;
     if (exited) throw new Error(`the CLI exited before ${what}: ${cli?.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -402,7 +403,8 @@ async function finishedRecords(out: string): Promise<Map<string, string>> {
 }
 
 // Each scenario has its own --out and TMPDIR, so they all run side by side.
-describe.concurrent("an interrupted compare run", () => {
+// Generous: the waits inside are bounded at 90 s each, for a heavily loaded machine.
+describe.concurrent("an interrupted compare run", { timeout: 300_000 }, () => {
   describe("killed with SIGKILL, then --resume", () => {
     it("before any trial finished: its stale lock and its trials' workspaces are taken over", async () => {
       const where = await scenario("kill-early");
