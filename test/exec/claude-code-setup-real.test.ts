@@ -78,7 +78,7 @@ describe.skipIf(!run)("the real Claude Code client with a variant's setup (offli
     manifest.variants = manifest.variants.filter((v: { id: string }) =>
       ["bare", "with-both"].includes(v.id),
     );
-    manifest.runtime = { ...manifest.runtime, timeoutMs: 90_000, maxTurns: 8 };
+    manifest.runtime = { ...manifest.runtime, timeoutMs: 150_000, maxTurns: 8 };
     manifest.trials = { count: 1, seed: 7, order: "sequential" };
     manifest.verdict = { policy: "heuristic-v1" };
     const manifestPath = join(dir, "experiment.test.json");
@@ -154,7 +154,7 @@ describe.skipIf(!run)("the real Claude Code client with a variant's setup (offli
     const refused = toolResults(loops.bare);
     expect(refused.map((r) => r.isError)).toEqual([true, true]);
     for (const result of refused) expect(result.text).toMatch(/No such tool available/);
-  }, 240_000);
+  }, 400_000);
 });
 
 // --- One run given a setup directly: the other mechanisms, failures and attacks. ---
@@ -210,7 +210,8 @@ async function directRun(
     preamble: "",
     cwd: root,
     policy,
-    timeoutMs: 60_000,
+    // A safety bound only, for a heavily loaded machine.
+    timeoutMs: 150_000,
     scratchDir,
     sandbox: await testSandbox(),
     runtime: {
@@ -320,7 +321,7 @@ describe.skipIf(!run)("the real Claude Code client given a setup directly (offli
     expect(turn?.system).toContain("Always write prices with the code first.");
     expect(turn?.system).toMatch(/harnesslab-instructions-conventions-[0-9a-f]{16}/);
     expect(await pidsWorkingIn([root])).toEqual([]);
-  }, 120_000);
+  }, 400_000);
 
   it("a crashing MCP server: `fail` ends the trial as setup_failed before the model is asked anything; `report` runs the trial and records why", async () => {
     const server = (onDegrade: "fail" | "report") => async (setupDir: string) => {
@@ -368,7 +369,7 @@ describe.skipIf(!run)("the real Claude Code client given a setup directly (offli
     expect(reported.loop.requests.flatMap((r) => r.toolResults)[0]).toMatchObject({
       isError: true,
     });
-  }, 120_000);
+  }, 400_000);
 
   it("an agent cannot rewrite a materialized skill (Write is confined to the trial) nor load a skill the variant does not have", async () => {
     const { receipt, policy, setupDir, loop } = await directRun(
@@ -449,5 +450,5 @@ describe.skipIf(!run)("the real Claude Code client given a setup directly (offli
     expect(await readFile(join(setupDir, "house-style", "SKILL.md"), "utf8")).toContain(
       "Code first.",
     );
-  }, 120_000);
+  }, 400_000);
 });

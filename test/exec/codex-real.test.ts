@@ -142,7 +142,9 @@ async function writeExperiment(dir: string): Promise<string> {
       disallowedTools: ["WebFetch", "WebSearch"],
       permissionMode: "default",
       maxTurns: 20,
-      timeoutMs: 45000,
+      // A safety bound only: Codex in nested sandboxes on a machine running two suites at once
+      // once took more than 45 s for this trial.
+      timeoutMs: 150_000,
       network: "deny",
       validationCommands: [["node", "check.js"]],
     },
@@ -285,7 +287,7 @@ describeReal("the real Codex client against the loopback Responses server", () =
       .split("\n")
       .map((line) => JSON.parse(line) as { type: string; count?: number });
     expect(curiousTrace.find((e) => e.type === "policy_violations")?.count).toBe(1);
-  });
+  }, 400_000);
 
   async function soloRun(executor: CodexExecutor) {
     const fixture = join(base, `solo-${Math.random().toString(36).slice(2)}`);
@@ -304,7 +306,7 @@ describeReal("the real Codex client against the loopback Responses server", () =
         preamble: "",
         cwd: workspace.root,
         policy,
-        timeoutMs: 45_000,
+        timeoutMs: 150_000,
         scratchDir: workspace.scratchDir,
         sandbox: await testSandbox(),
         runtime: {
@@ -328,7 +330,7 @@ describeReal("the real Codex client against the loopback Responses server", () =
     expect(receipt.error).toContain("Not logged in");
     expect(receipt.trace.map((e) => e.type)).not.toContain("thread.started");
     expect(receipt.executor.agentVersion).toMatch(/^\d+\.\d+\.\d+/);
-  });
+  }, 200_000);
 
   it("reports network_unreachable after the first reconnect error when the endpoint's port is closed", async () => {
     // Find a free port, then close it again so nothing listens there.
@@ -346,7 +348,7 @@ describeReal("the real Codex client against the loopback Responses server", () =
       (e) => e.type === "error" && String(e.message).startsWith("Reconnecting"),
     );
     expect(reconnects).toHaveLength(1);
-  });
+  }, 200_000);
 
   it("reports auth_missing when the endpoint refuses the key with 401", async () => {
     const loop = await startResponsesLoopback({ apiKey: LOOPBACK_KEY, script: script() });
@@ -363,5 +365,5 @@ describeReal("the real Codex client against the loopback Responses server", () =
     } finally {
       await loop.close();
     }
-  });
+  }, 200_000);
 });

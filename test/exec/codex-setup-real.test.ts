@@ -130,7 +130,8 @@ async function setupRun(script: ResponsesScriptTurn[], serverSource: string) {
       preamble: "",
       cwd: workspace.root,
       policy,
-      timeoutMs: 60_000,
+      // A safety bound only, for a heavily loaded machine.
+      timeoutMs: 150_000,
       scratchDir: workspace.scratchDir,
       sandbox: await testSandbox(),
       runtime: { model: MODEL, tools: ["Read", "Bash"], allowedTools: [], disallowedTools: [] },
@@ -192,7 +193,7 @@ describeReal("the real Codex client with a variant's setup (offline)", () => {
       "allow",
     ]);
     expect(leftover).toEqual([]);
-  }, 120_000);
+  }, 400_000);
 
   it("a server that crashes on start ends the trial as setup_failed before Codex starts (on-degrade fail)", async () => {
     const { receipt, loop } = await setupRun(
@@ -202,5 +203,5 @@ describeReal("the real Codex client with a variant's setup (offline)", () => {
     expect(receipt).toMatchObject({ status: "infra_error", infraReason: "setup_failed" });
     expect(receipt.error).toMatch(/rates \(mcp-server\).*no rate table/);
     expect(loop.requests).toEqual([]);
-  }, 120_000);
+  }, 400_000);
 });

@@ -1,7 +1,12 @@
 // How a host's report that it sent a component to the model is read from the model requests: a
 // marker fresh for each run, found however the request body is cut into chunks.
 import { describe, expect, it } from "vitest";
-import { fatalUnloaded, runMarker, watchForMarkers } from "../../src/exec/setup/start.js";
+import {
+  fatalUnloaded,
+  runMarker,
+  skillToHand,
+  watchForMarkers,
+} from "../../src/exec/setup/start.js";
 
 describe("setup markers", () => {
   it("are fresh for each run, so an agent cannot write one it was not given", () => {
@@ -63,5 +68,47 @@ describe("a setup's components once the run is over", () => {
       { component: "broken-hook", mechanism: "native-hook", status: "failed", reason: "x" },
     ]);
     expect(fatal.map((r) => r.component)).toEqual(["rules", "broken-hook"]);
+  });
+});
+
+describe("a skill component as a host takes it", () => {
+  const skill = (id: string, source?: { type: "file" | "directory"; name?: string }) => ({
+    id,
+    kind: "skill" as const,
+    mechanism: "native-skill" as const,
+    strength: "wired" as const,
+    onDegrade: "fail" as const,
+    ...(source === undefined
+      ? {}
+      : {
+          source: {
+            path: `/setup/${id}`,
+            type: source.type,
+            files: [],
+            ...(source.name === undefined
+              ? {}
+              : { skill: { name: source.name, description: "d" } }),
+          },
+        }),
+  });
+  it("is its folder under the name its SKILL.md gives, once per name", () => {
+    expect(
+      skillToHand(skill("style", { type: "directory", name: "house-style" }), new Set()),
+    ).toEqual({ ok: true, name: "house-style", path: "/setup/style" });
+    expect(skillToHand(skill("style", { type: "directory" }), new Set())).toMatchObject({
+      ok: true,
+      name: "style",
+    });
+    expect(
+      skillToHand(
+        skill("again", { type: "directory", name: "house-style" }),
+        new Set(["house-style"]),
+      ),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining("another skill of the setup is named house-style"),
+    });
+    expect(skillToHand(skill("file", { type: "file" }), new Set())).toMatchObject({ ok: false });
+    expect(skillToHand(skill("none"), new Set())).toMatchObject({ ok: false });
   });
 });

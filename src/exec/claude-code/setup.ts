@@ -23,12 +23,13 @@ import type { StdioMcpServer } from "../setup/mcp-stdio.js";
 import { relayServer } from "../setup/relay.js";
 import {
   fatalUnloaded,
-  runMarker,
+  markedInstructions,
   type SetupStartOptions,
   setupMainText,
   setupReportBook,
+  skillToHand,
+  sourceVerified,
   startSandboxedMcpServer,
-  verifySetupFiles,
   watchForMarkers,
 } from "../setup/start.js";
 
@@ -96,45 +97,28 @@ export async function prepareClaudeSetup(input: SetupStartOptions): Promise<Clau
   // Whatever was started before a step failed (a server, say) stops before the error goes on.
   try {
     for (const component of input.setup) {
-      if (component.source !== undefined) {
-        const problem = await verifySetupFiles(component);
-        if (problem !== undefined) {
-          report(component, { status: "failed", reason: problem });
-          continue;
-        }
-      }
+      if (!(await sourceVerified(component, book))) continue;
       switch (component.mechanism) {
         case "native-skill": {
-          const source = component.source;
-          if (source === undefined || source.type !== "directory") {
-            report(component, { status: "failed", reason: "a skill's source must be a folder" });
+          const skill = skillToHand(component, new Set(skillNames.values()));
+          if (!skill.ok) {
+            report(component, { status: "failed", reason: skill.reason });
             break;
           }
-          const name = source.skill?.name ?? component.id;
-          if ([...skillNames.values()].includes(name)) {
-            report(component, {
-              status: "failed",
-              reason: `another skill of the setup is named ${name}; Claude Code would load only one`,
-            });
-            break;
-          }
-          skillDirs.push({ name, path: source.path });
+          const { name } = skill;
+          skillDirs.push({ name, path: skill.path });
           skillNames.set(component.id, name);
           // Qualified: a bare name could also enable a skill of Claude Code's own.
           options.skills.push(`${SETUP_SKILL_NAMESPACE}:${name}`);
-          readOnlyPaths.add(source.path);
+          readOnlyPaths.add(skill.path);
           report(component, {});
           break;
         }
         case "system-instruction": {
-          const text = await setupMainText(component);
-          if (text === undefined) {
-            report(component, { status: "failed", reason: "its instructions file cannot be read" });
-            break;
-          }
-          const marker = runMarker(`instructions-${component.id}`);
-          instructionMarkers.set(component.id, marker);
-          instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
+          const marked = await markedInstructions(component, book);
+          if (marked === undefined) break;
+          instructionMarkers.set(component.id, marked.marker);
+          instructions.push(marked.text);
           report(component, {});
           break;
         }

@@ -16,12 +16,13 @@ import type { StdioMcpServer } from "../setup/mcp-stdio.js";
 import { RELAY_CLIENT_SOURCE, type ServedRelay, serveRelay } from "../setup/relay.js";
 import {
   fatalUnloaded,
+  markedInstructions,
   runMarker,
   type SetupStartOptions,
-  setupMainText,
   setupReportBook,
+  skillToHand,
+  sourceVerified,
   startSandboxedMcpServer,
-  verifySetupFiles,
   watchForMarkers,
 } from "../setup/start.js";
 import type { CodexConfigObject } from "./sdk-types.js";
@@ -79,35 +80,22 @@ export async function prepareCodexSetup(options: CodexSetupOptions): Promise<Cod
   // Whatever was started before a step failed (a server, a relay) stops before the error goes on.
   try {
     for (const component of options.setup) {
-      if (component.source !== undefined) {
-        const problem = await verifySetupFiles(component);
-        if (problem !== undefined) {
-          report(component, { status: "failed", reason: problem });
-          continue;
-        }
-      }
+      if (!(await sourceVerified(component, book))) continue;
       switch (component.mechanism) {
         case "native-skill": {
-          const source = component.source;
-          if (source === undefined || source.type !== "directory") {
-            report(component, { status: "failed", reason: "a skill's source must be a folder" });
+          const skill = skillToHand(component, skillNames);
+          if (!skill.ok) {
+            report(component, { status: "failed", reason: skill.reason });
             break;
           }
-          const name = source.skill?.name ?? component.id;
-          if (skillNames.has(name)) {
-            report(component, {
-              status: "failed",
-              reason: `another skill of the setup is named ${name}; Codex would load only one`,
-            });
-            break;
-          }
+          const { name } = skill;
           skillNames.add(name);
           // Codex lists each skill it found to the model as `- <name>: <description> (file:
           // …/<folder>/SKILL.md)`; a folder name fresh for the run is what no one else could write.
           const folder = runMarker(`skill-${name}`);
           await mkdir(join(options.codexHome, "skills"), { recursive: true });
-          await symlink(source.path, join(options.codexHome, "skills", folder));
-          run.readOnlyPaths.push(source.path);
+          await symlink(skill.path, join(options.codexHome, "skills", folder));
+          run.readOnlyPaths.push(skill.path);
           markers.set(component.id, `${folder}/SKILL.md)`);
           report(component, {
             hostName: name,
@@ -116,14 +104,10 @@ export async function prepareCodexSetup(options: CodexSetupOptions): Promise<Cod
           break;
         }
         case "system-instruction": {
-          const text = await setupMainText(component);
-          if (text === undefined) {
-            report(component, { status: "failed", reason: "its instructions file cannot be read" });
-            break;
-          }
-          const marker = runMarker(`instructions-${component.id}`);
-          markers.set(component.id, marker);
-          instructions.push(`<!-- ${marker} -->\n${text.trim()}`);
+          const marked = await markedInstructions(component, book);
+          if (marked === undefined) break;
+          markers.set(component.id, marked.marker);
+          instructions.push(marked.text);
           report(component, {
             reason: "no model request that the endpoint proxy forwarded carried its text",
           });

@@ -5,11 +5,10 @@
 // fails to load, as its requirement's on-degrade says.
 import type { HostSetupReport, SetupComponent } from "../setup/contract.js";
 import {
-  runMarker,
+  markedInstructions,
   type SetupReportBook,
-  setupMainText,
   setupReportBook,
-  verifySetupFiles,
+  sourceVerified,
 } from "../setup/start.js";
 
 export interface PiSetup {
@@ -32,18 +31,11 @@ export async function preparePiSetup(setup: readonly SetupComponent[]): Promise<
       });
       continue;
     }
-    const problem = await verifySetupFiles(component);
-    const text = problem === undefined ? await setupMainText(component) : undefined;
-    if (text === undefined) {
-      book.report(component, {
-        status: "failed",
-        reason: problem ?? "its instructions file cannot be read",
-      });
-      continue;
-    }
-    const marker = runMarker(`instructions-${component.id}`);
-    markers.set(component.id, marker);
-    append.push(`<!-- ${marker} -->\n${text.trim()}`);
+    if (!(await sourceVerified(component, book))) continue;
+    const marked = await markedInstructions(component, book);
+    if (marked === undefined) continue;
+    markers.set(component.id, marked.marker);
+    append.push(marked.text);
     book.report(component, { reason: "the system prompt Pi's session built does not carry it" });
   }
   return {

@@ -200,3 +200,52 @@ export function setupReportBook(setup: readonly SetupComponent[]): SetupReportBo
   };
   return book;
 }
+
+/**
+ * A skill component as a host takes it: its materialized folder and the name the host lists it
+ * by, or why it cannot be one (not a folder; a name another skill of the setup already has,
+ * where a host would load only one of the two).
+ */
+export function skillToHand(
+  component: SetupComponent,
+  namesTaken: ReadonlySet<string>,
+): { ok: true; name: string; path: string } | { ok: false; reason: string } {
+  const source = component.source;
+  if (source === undefined || source.type !== "directory")
+    return { ok: false, reason: "a skill's source must be a folder" };
+  const name = source.skill?.name ?? component.id;
+  if (namesTaken.has(name))
+    return {
+      ok: false,
+      reason: `another skill of the setup is named ${name}; the host would load only one`,
+    };
+  return { ok: true, name, path: source.path };
+}
+
+/** Whether a component's materialized files are the pinned ones; a failure goes in the book. */
+export async function sourceVerified(
+  component: SetupComponent,
+  book: SetupReportBook,
+): Promise<boolean> {
+  if (component.source === undefined) return true;
+  const problem = await verifySetupFiles(component);
+  if (problem !== undefined) book.report(component, { status: "failed", reason: problem });
+  return problem === undefined;
+}
+
+/**
+ * An instructions component as a host takes it: its text under a marker fresh for the run (the
+ * marker is what says later that the host sent it). An unreadable file goes in the book.
+ */
+export async function markedInstructions(
+  component: SetupComponent,
+  book: SetupReportBook,
+): Promise<{ marker: string; text: string } | undefined> {
+  const text = await setupMainText(component);
+  if (text === undefined) {
+    book.report(component, { status: "failed", reason: "its instructions file cannot be read" });
+    return undefined;
+  }
+  const marker = runMarker(`instructions-${component.id}`);
+  return { marker, text: `<!-- ${marker} -->\n${text.trim()}` };
+}
