@@ -217,6 +217,12 @@ const variantSummarySchema = z.strictObject({
   revisionId: z.string(),
   resolutionStatus: z.string(),
   degraded: z.array(z.string()),
+  /** The host the variant's trials ran on (absent in verdicts written before variants had their own). */
+  host: z.string().optional(),
+  /** The model its trials asked for; null for a host without one (scripted). */
+  model: z.string().nullable().optional(),
+  /** Its agent's turn limit; null for a host without one. */
+  maxTurns: z.int().nullable().optional(),
   /** How the variant's agent reached forge tasks' repositories (set when the run had forge tasks). */
   forgeAccess: z.enum(["mcp", "cli"]).optional(),
   /**

@@ -153,6 +153,13 @@ export interface VariantSpec {
   isBaseline: boolean;
   /** JSON path of the field naming the composition (`variants.baseline`, `variants[1].composition`). */
   compositionField: string;
+  /** Where the variant sits in the manifest: `variants.baseline`, `variants[1]`, `matrix[opus_plain]`. */
+  manifestField: string;
+  /**
+   * The variant's runtime when the manifest sets any of its runtime fields (host, model,
+   * maxTurns, timeoutMs, permissionMode); absent: the experiment's. Read it with `runtimeOf`.
+   */
+  runtime?: RuntimeSpec;
 }
 
 /** Runtime settings for a real agent host, enforced around every trial. */
@@ -231,4 +238,20 @@ export interface TrialJob {
   variant: string;
   /** 1-based. */
   trialIndex: number;
+}
+
+/** The runtime a variant's trials run with: its own, or the experiment's. */
+export function runtimeOf(
+  experiment: Pick<Experiment, "runtime" | "variants">,
+  variant: VariantSpec | string,
+): RuntimeSpec {
+  const spec =
+    typeof variant === "string" ? experiment.variants.find((v) => v.id === variant) : variant;
+  if (spec === undefined) throw new Error(`no variant ${JSON.stringify(variant)}`);
+  return spec.runtime ?? experiment.runtime;
+}
+
+/** The hosts an experiment's variants run on, each once, in variant order. */
+export function hostsOf(experiment: Pick<Experiment, "runtime" | "variants">): HostId[] {
+  return [...new Set(experiment.variants.map((variant) => runtimeOf(experiment, variant).host))];
 }

@@ -22,3 +22,18 @@ export function createExecutor(host: HostId): Executor {
       throw new Error(`no executor for host ${host} in this version of harnesslab`);
   }
 }
+
+/** One executor per host, made the first time a trial of that host asks for it. */
+export function executorsByHost(
+  create: (host: HostId) => Executor = createExecutor,
+): (host: HostId) => Executor {
+  const made = new Map<HostId, Executor>();
+  return (host) => {
+    let executor = made.get(host);
+    if (executor === undefined) {
+      executor = create(host);
+      made.set(host, executor);
+    }
+    return executor;
+  };
+}

@@ -8,7 +8,7 @@ export {
   type CodexExecutorOptions,
   type CodexSdkModule,
 } from "./codex/index.js";
-export { createExecutor } from "./factory.js";
+export { createExecutor, executorsByHost } from "./factory.js";
 export * from "./loopback/index.js";
 export {
   PiExecutor,

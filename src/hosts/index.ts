@@ -1,6 +1,6 @@
 // The hosts stage's public surface: what each host can materialize, and the run preamble.
 export { buildRunPreamble } from "./preamble.js";
-export { costEquivalentTokens } from "./prices.js";
+export { costEquivalentTokens, estimatedCostUsd, inputPricePerMillion } from "./prices.js";
 export {
   hostProfile,
   isHostId,

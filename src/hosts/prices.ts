@@ -63,3 +63,49 @@ export function costEquivalentTokens(host: HostId, tokens: TokenCounts | null): 
       (tokens.output ?? 0) * ratios.output,
   );
 }
+
+/**
+ * List price of one million uncached input tokens in USD, by model, as each provider published
+ * it on 2025-11-30 (Anthropic's and OpenAI's pricing pages). With the ratios above it prices a
+ * run's cost-equivalent tokens when its host reports no USD (Codex reports tokens only). A dated
+ * snapshot of a model (`claude-sonnet-4-5-20250929`) has its model's price; any other model has
+ * none, and its cost is not comparable in USD.
+ */
+const INPUT_USD_PER_MILLION: Readonly<Record<string, number>> = {
+  "claude-opus-4-5": 5,
+  "claude-opus-4-1": 15,
+  "claude-opus-4": 15,
+  "claude-sonnet-4-5": 3,
+  "claude-sonnet-4": 3,
+  "claude-3-7-sonnet": 3,
+  "claude-haiku-4-5": 1,
+  "claude-3-5-haiku": 0.8,
+  "gpt-5": 1.25,
+  "gpt-5-codex": 1.25,
+  "gpt-5.1": 1.25,
+  "gpt-5.1-codex": 1.25,
+  "gpt-5-mini": 0.25,
+  "gpt-5.1-codex-mini": 0.25,
+  "gpt-5-nano": 0.05,
+};
+
+/** The list price per million input tokens of a model, or null when the table has none. */
+export function inputPricePerMillion(model: string): number | null {
+  const exact = INPUT_USD_PER_MILLION[model];
+  if (exact !== undefined) return exact;
+  const dated = /^(.+)-\d{8}$/.exec(model);
+  return dated?.[1] === undefined ? null : (INPUT_USD_PER_MILLION[dated[1]] ?? null);
+}
+
+/**
+ * USD a run would cost at list prices: its cost-equivalent tokens × the model's input price.
+ * Null when either is unknown (a host without token ratios, no tokens, a model not in the table).
+ */
+export function estimatedCostUsd(
+  model: string | undefined,
+  costEquivalent: number | null,
+): number | null {
+  if (model === undefined || costEquivalent === null) return null;
+  const price = inputPricePerMillion(model);
+  return price === null ? null : (costEquivalent * price) / 1_000_000;
+}

@@ -1,6 +1,15 @@
 import type { VerdictDocument, VerdictTrial } from "../artifacts/index.js";
 import type { Comparison, RateInterval, VariantAggregate } from "../stats/index.js";
 import {
+  comparisonCostTexts,
+  costBasisNote,
+  costPoints,
+  hostModelText,
+  runHosts,
+  SPEND_HEADERS,
+  spendRows,
+} from "./cost.js";
+import {
   duration,
   levelPercent,
   num,
@@ -11,6 +20,7 @@ import {
   trialTokens,
   usd,
 } from "./format.js";
+import { costPlot } from "./html-cost-plot.js";
 import { HTML_STYLE } from "./html-style.js";
 import { esc, href } from "./html-text.js";
 import {
@@ -119,12 +129,13 @@ function variantsSection(verdict: VerdictDocument): string {
   const anyDegraded = verdict.variants.some((v) => v.degraded.length > 0);
   const out = [
     '<section id="variants"><h2>Variants</h2>',
-    `<div class="scroll-x"><table class="main" id="variants-table"><thead><tr><th>variant</th><th>composition · revision</th>${MEASURE_TH}${anyDegraded ? "<th>degraded components</th>" : ""}</tr></thead><tbody>`,
+    `<div class="scroll-x"><table class="main" id="variants-table"><thead><tr><th>variant</th><th>host · model</th><th>composition · revision</th>${MEASURE_TH}${anyDegraded ? "<th>degraded components</th>" : ""}</tr></thead><tbody>`,
   ];
   for (const variant of verdict.variants) {
     const agg = aggs.find((v) => v.variant === variant.id);
     out.push(
       `<tr${variant.isBaseline ? ' class="baseline"' : ""}><td><strong>${esc(variant.id)}</strong>${variant.isBaseline ? ' <span class="tag">baseline</span>' : ""}${variant.label && variant.label !== variant.id ? `<div class="sub">${esc(variant.label)}</div>` : ""}</td>` +
+        `<td>${esc(hostModelText(verdict, variant))}</td>` +
         `<td>${esc(variant.composition)}<div class="sub"><code>${esc(variant.revisionId)}</code></div></td>` +
         measureCells(measureTexts(agg), agg) +
         (anyDegraded
@@ -141,9 +152,31 @@ function variantsSection(verdict: VerdictDocument): string {
     ),
   );
   out.push(
-    `<p class="note">Pass rates count completed trials (infrastructure errors left out); the bracket is a 95% Wilson score interval, drawn as the band (the tick is the rate). pass@k: chance that at least one of k trials passes; pass^k: that all k pass (unbiased estimates, mean over tasks). Cost, tokens (input includes cache reads and writes), turns and duration are means per completed trial.${anyDegraded ? "" : " No variant has degraded components."}</p>`,
+    `<p class="note">Pass rates count completed trials (infrastructure errors left out); the bracket is a 95% Wilson score interval, drawn as the band (the tick is the rate). pass@k: chance that at least one of k trials passes; pass^k: that all k pass (unbiased estimates, mean over tasks). Cost, tokens (input includes cache reads and writes), turns and duration are means per completed trial; ≈… est. is USD estimated from tokens at list prices for a host that reports none.${anyDegraded ? "" : " No variant has degraded components."}</p>`,
     "</section>",
   );
+  return out.join("\n");
+}
+
+/** Pass rate against mean cost per variant, the spending per variant, and how cost was compared. */
+function costSection(verdict: VerdictDocument): string {
+  const spend = spendRows(verdict);
+  const basis = costBasisNote(verdict);
+  if (spend === null && basis === null) return "";
+  const out = ['<section id="cost"><h2>Cost</h2>'];
+  if (basis !== null) out.push(`<p>${esc(basis)}</p>`);
+  const plot = costPoints(verdict);
+  if (plot.points.length >= 2) out.push(costPlot(plot.points, plot.basis, plot.missing));
+  if (spend !== null)
+    out.push(
+      `<div class="scroll-x"><table id="spend-table"><thead><tr>${SPEND_HEADERS.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>`,
+      ...spend.map(
+        (row) =>
+          `<tr>${row.map((cell, i) => (i === 0 ? `<td><strong>${esc(cell)}</strong></td>` : `<td${i === 2 || i === 3 ? ' class="num"' : ""}>${esc(cell)}</td>`)).join("")}</tr>`,
+      ),
+      "</tbody></table></div>",
+    );
+  out.push("</section>");
   return out.join("\n");
 }
 
@@ -200,8 +233,8 @@ function comparisonsSection(verdict: VerdictDocument): string {
         `<td class="num"><strong>${signedPoints(c.difference)}</strong>${infraDiff}</td><td class="num">${interval}</td>` +
         `<td class="num">${((p) => `${esc(p.p)}${p.source === "" ? "" : `<div class="sub">${esc(p.source)}</div>`}`)(comparisonP(c))}</td>` +
         `<td class="num">${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}</td>` +
-        `<td class="num">${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}</td>` +
-        `<td class="num">${c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`}${c.costRatio.credits === null ? "" : `<div class="sub">credits ${num(c.costRatio.credits, 2)}×</div>`}</td>` +
+        `<td class="num">${esc(comparisonCostTexts(c).means)}</td>` +
+        `<td class="num">${esc(comparisonCostTexts(c).ratio)}${c.costRatio.credits === null ? "" : `<div class="sub">credits ${num(c.costRatio.credits, 2)}×</div>`}</td>` +
         `<td>${c.flippedTasks.length === 0 ? `<span class="muted">none</span>${notJudgedCount(unjudged, c.variant)}` : `<a href="#flipped">${improved > 0 ? `<span class="up">${improved} improved</span>` : ""}${improved > 0 && regressed > 0 ? ", " : ""}${regressed > 0 ? `<span class="down">${regressed} regressed</span>` : ""}</a>`}</td></tr>`,
     );
   }
@@ -482,7 +515,11 @@ export function htmlReportParts(
     `<div class="kicker">harnesslab verdict${verdict.regradeOf ? ` · re-grade of <code>${esc(verdict.regradeOf)}</code>` : ""}${verdict.interrupted ? " · interrupted run" : ""}</div>`,
     `<h1><span class="status st-${verdict.status}">${statusLabel(verdict.status)}</span>${best}</h1>`,
     `<p class="reason">${esc(verdict.reason)}</p>`,
-    `<p class="meta">host <code>${esc(verdict.host)}</code> · baseline <code>${esc(verdict.baseline)}</code> · ${verdict.variants.length} variant(s) · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy <code>${esc(stats?.policy.kind ?? "—")}</code> · fixtures unchanged: ${verdict.fixturesUnchanged ? "yes" : '<strong class="fail">no</strong>'}</p>`,
+    `<p class="meta">${runHosts(verdict).length > 1 ? "hosts" : "host"} ${runHosts(verdict)
+      .map((h) => `<code>${esc(h)}</code>`)
+      .join(
+        ", ",
+      )} · baseline <code>${esc(verdict.baseline)}</code> · ${verdict.variants.length} variant(s) · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy <code>${esc(stats?.policy.kind ?? "—")}</code> · fixtures unchanged: ${verdict.fixturesUnchanged ? "yes" : '<strong class="fail">no</strong>'}</p>`,
     "</header>",
   ];
   if (interrupted !== null)
@@ -508,6 +545,9 @@ export function htmlReportParts(
     "<nav>" +
       (verdict.regradeOf ? '<a href="#regrade">Re-grade</a>' : "") +
       '<a href="#variants">Variants</a>' +
+      (costBasisNote(verdict) !== null || spendRows(verdict) !== null
+        ? '<a href="#cost">Cost</a>'
+        : "") +
       (verdict.taskTiers === undefined ? "" : '<a href="#tiers">Per tier</a>') +
       '<a href="#comparisons">Comparisons</a><a href="#flipped">Flipped tasks</a><a href="#tasks">Per task</a>' +
       (verdict.infraRetries.trialsRetried > 0 || verdict.infraRetries.limit > 0
@@ -516,6 +556,7 @@ export function htmlReportParts(
       '<a href="#trials">Trials</a><a href="#evidence">Trial evidence</a><a href="#inputs">Inputs</a></nav>',
     regradeSection(verdict, linkBase),
     variantsSection(verdict),
+    costSection(verdict),
     setupSection(verdict),
     tiersSection(verdict),
     comparisonsSection(verdict),

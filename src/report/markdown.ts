@@ -1,5 +1,13 @@
 import type { VerdictDocument } from "../artifacts/index.js";
 import {
+  comparisonCostTexts,
+  costBasisNote,
+  hostModelText,
+  runHosts,
+  SPEND_HEADERS,
+  spendRows,
+} from "./cost.js";
+import {
   duration,
   levelPercent,
   num,
@@ -122,6 +130,12 @@ export function renderMarkdownReport(
   ].join("\n");
 }
 
+/** `Host \`scripted\``, or `Hosts \`claude-code\`, \`codex\`` when the variants ran on several. */
+function hostsText(verdict: VerdictDocument): string {
+  const hosts = runHosts(verdict);
+  return `${hosts.length > 1 ? "Hosts" : "Host"} ${hosts.map(mdCode).join(", ")}`;
+}
+
 /** The status, the reason, the run's setting, and a note for anything that changes how to read it. */
 function headLines(verdict: VerdictDocument): string[] {
   const lines: string[] = [];
@@ -131,7 +145,7 @@ function headLines(verdict: VerdictDocument): string[] {
   lines.push(`# Verdict: ${statusLabel(verdict.status)}`, "", mdText(verdict.reason), "");
   if (verdict.regradeOf) lines.push(`Re-grade of ${mdCode(verdict.regradeOf)}.`, "");
   lines.push(
-    `Host ${mdCode(verdict.host)} · baseline ${mdCode(verdict.baseline)} · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy ${mdCode(stats?.policy.kind ?? "—")}`,
+    `${hostsText(verdict)} · baseline ${mdCode(verdict.baseline)} · ${verdict.tasks.length} task(s) · ${verdict.trialsPerCell} trial(s) per variant and task · policy ${mdCode(stats?.policy.kind ?? "—")}`,
     "",
   );
   const interrupted = interruptedNote(verdict);
@@ -155,9 +169,10 @@ function variantLines(verdict: VerdictDocument): string[] {
   const variantAggs = stats?.aggregates.variants ?? [];
   lines.push(
     ...table(
-      ["variant", "composition", "revision", ...MEASURE_COLUMNS],
+      ["variant", "host · model", "composition", "revision", ...MEASURE_COLUMNS],
       verdict.variants.map((variant) => [
         variantName(variant.id, variant.isBaseline),
+        mdText(hostModelText(verdict, variant)),
         mdText(variant.composition),
         mdCode(variant.revisionId),
         ...measureRow(measureTexts(variantAggs.find((v) => v.variant === variant.id))),
@@ -166,8 +181,25 @@ function variantLines(verdict: VerdictDocument): string[] {
   );
   lines.push(
     "",
-    "Pass rates count completed trials (infrastructure errors left out), with a 95% Wilson interval in brackets. pass@k: at least one of k trials passes; pass^k: all k pass. Cost, tokens (input includes cache), turns and duration are means per completed trial.",
+    "Pass rates count completed trials (infrastructure errors left out), with a 95% Wilson interval in brackets. pass@k: at least one of k trials passes; pass^k: all k pass. Cost, tokens (input includes cache), turns and duration are means per completed trial; `≈… est.` is USD estimated from tokens at list prices for a host that reports none.",
   );
+  const spend = spendRows(verdict);
+  const basis = costBasisNote(verdict);
+  if (spend !== null || basis !== null) {
+    lines.push("", "### Cost", "");
+    if (basis !== null) lines.push(mdText(basis), "");
+    if (spend !== null)
+      lines.push(
+        ...table(
+          SPEND_HEADERS,
+          spend.map(([id, hostModel, ...amounts]) => [
+            mdText(id ?? ""),
+            mdText(hostModel ?? ""),
+            ...amounts,
+          ]),
+        ),
+      );
+  }
   const degraded = verdict.variants.filter((v) => v.degraded.length > 0);
   if (degraded.length > 0) {
     lines.push("");
@@ -278,8 +310,8 @@ function comparisonLines(verdict: VerdictDocument, linkBase: string): string[] {
             : "—",
           ((p) => (p.source === "" ? p.p : `${p.p} (${p.source})`))(comparisonP(c)),
           `${num(c.meanScore.variant)} vs ${num(c.meanScore.baseline)}`,
-          `${usd(c.meanCostUsd.variant)} vs ${usd(c.meanCostUsd.baseline)}`,
-          c.costRatio.usd === null ? "—" : `${num(c.costRatio.usd, 2)}×`,
+          comparisonCostTexts(c).means,
+          comparisonCostTexts(c).ratio,
           (c.flippedTasks.length > 0
             ? c.flippedTasks.map((f) => mdText(f.task)).join(", ")
             : "none") + (notJudged > 0 ? ` (${notJudged} task(s) not judged)` : ""),

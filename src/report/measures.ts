@@ -1,7 +1,8 @@
 // The measurements a report table shows for a variant or a variant × task cell, as display text
 // shared by verdict.md and verdict.html (each escapes it its own way), so both say the same.
 import type { CellAggregate, PassAtKPoint, VariantAggregate } from "../stats/index.js";
-import { duration, num, percent, rateInterval, tokenCount, usd } from "./format.js";
+import { meanCostText } from "./cost.js";
+import { duration, num, percent, rateInterval, tokenCount } from "./format.js";
 
 type Aggregate = VariantAggregate | CellAggregate;
 
@@ -76,7 +77,7 @@ export function measureTexts(agg: Aggregate | undefined): MeasureTexts {
     passAtLargestK: last
       ? `k=${last.k}: ${percent(last.passAtK)} · ${percent(last.passHatK)}`
       : "—",
-    meanCost: usd(agg.costUsd?.meanPerCompletedTrial),
+    meanCost: meanCostText(agg),
     tokens: tokens
       ? `${tokenCount(tokens.uncachedInput + tokens.cacheRead + tokens.cacheWrite)} / ${tokenCount(tokens.output)}`
       : "—",

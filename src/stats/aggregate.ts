@@ -118,6 +118,7 @@ function summarize(trials: readonly TrialRecord[]) {
     passRateInterval: passRateInterval(passed, completed.length),
     meanScore: mean(completed.filter((t) => t.score !== null).map((t) => t.score as number)),
     costUsd: amountSummary(trials, (t) => t.costUsd),
+    usdWithEstimates: amountSummary(trials, (t) => t.costUsd ?? t.estimatedCostUsd ?? null),
     credits: amountSummary(trials, (t) => t.credits),
     tokens: tokenSummary(trials),
     meanTurns: mean(completed.filter((t) => t.turns !== null).map((t) => t.turns as number)),

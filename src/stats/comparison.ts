@@ -44,8 +44,10 @@ export interface PairStatistics {
   strata: TwoByTwo[];
   meanScore: Pair<number | null>;
   meanCostUsd: Pair<number | null>;
+  /** Mean USD per completed trial, with list-price estimates where a host reported none. */
+  meanUsdWithEstimates: Pair<number | null>;
   meanCredits: Pair<number | null>;
-  costRatio: { usd: number | null; credits: number | null };
+  costRatio: { usd: number | null; credits: number | null; usdWithEstimates: number | null };
   passRatePerUsd: Pair<number | null>;
   passRatePerCredit: Pair<number | null>;
   flippedTasks: FlippedTask[];
@@ -183,6 +185,7 @@ export function pairStatistics(
     baseline: meanOrNull(pairs.map((p) => pick(p.b) ?? null)),
   });
   const meanCostUsd = meanCost((c) => c.costUsd?.meanPerCompletedTrial);
+  const meanUsdWithEstimates = meanCost((c) => c.usdWithEstimates?.meanPerCompletedTrial);
   const meanCredits = meanCost((c) => c.credits?.meanPerCompletedTrial);
   const meanScore = {
     variant: meanOrNull(pairs.map((p) => p.v.meanScore)),
@@ -222,9 +225,11 @@ export function pairStatistics(
     strata: completedStrata,
     meanScore,
     meanCostUsd,
+    meanUsdWithEstimates,
     meanCredits,
     costRatio: {
       usd: ratioOrNull(meanCostUsd.variant, meanCostUsd.baseline),
+      usdWithEstimates: ratioOrNull(meanUsdWithEstimates.variant, meanUsdWithEstimates.baseline),
       credits: ratioOrNull(meanCredits.variant, meanCredits.baseline),
     },
     passRatePerUsd: {
@@ -251,9 +256,34 @@ const CURRENCY = {
 
 /**
  * One cost test per currency. A test runs only when both variants report that currency and
- * the baseline's mean is above 0; otherwise it is skipped and says why.
+ * the baseline's mean is above 0; otherwise it is skipped and says why. When USD cannot be
+ * compared as reported (a host that reports tokens only), it is compared with list-price
+ * estimates for the trials that reported none, when both variants have them; the check says so.
  */
 export function costChecks(stats: PairStatistics, maxRatio: number): CostCheck[] {
+  const checks = reportedCostChecks(stats, maxRatio);
+  const usd = checks.find((c) => c.currency === "usd");
+  const estimated = stats.meanUsdWithEstimates;
+  if (
+    usd?.status === "skipped" &&
+    estimated.variant !== null &&
+    estimated.baseline !== null &&
+    estimated.baseline > 0
+  ) {
+    const ratio = estimated.variant / estimated.baseline;
+    const passed = atMost(ratio, maxRatio);
+    checks.splice(checks.indexOf(usd) + 1, 0, {
+      currency: "usd-estimated",
+      status: passed ? "passed" : "failed",
+      ratio,
+      maxRatio,
+      detail: `USD cost ratio ${formatRatio(ratio, maxRatio)} ${passed ? "≤" : ">"} ${formatLimit(maxRatio)}, with list-price estimates from tokens where a host reported no USD`,
+    });
+  }
+  return checks;
+}
+
+function reportedCostChecks(stats: PairStatistics, maxRatio: number): CostCheck[] {
   const checks: CostCheck[] = [];
   for (const currency of ["usd", "credits"] as const) {
     const means = currency === "usd" ? stats.meanCostUsd : stats.meanCredits;

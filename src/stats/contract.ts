@@ -32,6 +32,11 @@ export const trialRecordSchema = z.strictObject({
   /** Grade 0–100; null for infrastructure errors (they were never graded). */
   score: z.number().min(0).max(100).nullable(),
   costUsd: amount.nullable(),
+  /**
+   * USD at list prices, from the trial's tokens and its model's price (docs/statistics.md), for a
+   * trial whose host reported no USD; null or absent otherwise.
+   */
+  estimatedCostUsd: amount.nullable().optional(),
   credits: amount.nullable(),
   tokens: tokenUsageSchema.nullable(),
   turns: count.nullable(),
@@ -144,6 +149,11 @@ const trialCountsShape = {
   /** Mean grade over completed trials that have one. */
   meanScore: z.number().min(0).max(100).nullable(),
   costUsd: amountSummarySchema.nullable(),
+  /**
+   * USD as reported, or estimated at list prices where the host reported none: what makes hosts
+   * that report differently comparable (absent in verdicts written before it existed).
+   */
+  usdWithEstimates: amountSummarySchema.nullable().optional(),
   credits: amountSummarySchema.nullable(),
   tokens: tokenSummarySchema.nullable(),
   /** Mean turns per completed trial that reported them. */
@@ -289,7 +299,8 @@ const flippedTaskSchema = z.strictObject({
 export type FlippedTask = z.infer<typeof flippedTaskSchema>;
 
 const costCheckSchema = z.strictObject({
-  currency: z.enum(["usd", "credits"]),
+  /** `usd-estimated`: USD with list-price estimates for trials whose host reported none. */
+  currency: z.enum(["usd", "usd-estimated", "credits"]),
   status: z.enum(["passed", "failed", "skipped"]),
   /** Candidate ÷ baseline mean cost per completed trial; null when not computable. */
   ratio: amount.nullable(),
@@ -332,8 +343,15 @@ export const comparisonSchema = z.strictObject({
   meanScore: pairOf(z.number().min(0).max(100).nullable()),
   /** Mean cost per completed trial (mean over the compared tasks). */
   meanCostUsd: pairOf(amount.nullable()),
+  /** The same in USD with list-price estimates (absent in verdicts written before it). */
+  meanUsdWithEstimates: pairOf(amount.nullable()).optional(),
   meanCredits: pairOf(amount.nullable()),
-  costRatio: z.strictObject({ usd: amount.nullable(), credits: amount.nullable() }),
+  costRatio: z.strictObject({
+    usd: amount.nullable(),
+    credits: amount.nullable(),
+    /** Candidate ÷ baseline mean USD with estimates; absent in verdicts written before it. */
+    usdWithEstimates: amount.nullable().optional(),
+  }),
   costChecks: z.array(costCheckSchema),
   /** Pass rate (infrastructure errors excluded) per USD / per credit spent on a completed trial. */
   passRatePerUsd: pairOf(amount.nullable()),

@@ -188,6 +188,7 @@ function compareAll(
         toSettle: decision.toSettle ?? null,
         meanScore: stats.meanScore,
         meanCostUsd: stats.meanCostUsd,
+        meanUsdWithEstimates: stats.meanUsdWithEstimates,
         meanCredits: stats.meanCredits,
         costRatio: stats.costRatio,
         costChecks: decision.costChecks,

@@ -95,6 +95,7 @@ describe("harness-compare.v1 (the seed system's manifests, unchanged)", () => {
         composition: "readme-baseline",
         isBaseline: true,
         compositionField: "variants.baseline",
+        manifestField: "variants.baseline",
       },
       {
         id: "H1",
@@ -102,6 +103,7 @@ describe("harness-compare.v1 (the seed system's manifests, unchanged)", () => {
         composition: "readme-grounded",
         isBaseline: false,
         compositionField: "variants.candidate",
+        manifestField: "variants.candidate",
       },
     ]);
     const [task] = experiment.tasks;
@@ -234,6 +236,7 @@ describe("harness-compare.v2", () => {
         agent: { kind: "nop" },
         isBaseline: true,
         compositionField: "variants[0].composition",
+        manifestField: "variants[0]",
       },
       {
         id: "candidate",
@@ -242,6 +245,7 @@ describe("harness-compare.v2", () => {
         agent: { kind: "module", modulePath: join(ws.dir, "agents", "candidate.mjs") },
         isBaseline: false,
         compositionField: "variants[1].composition",
+        manifestField: "variants[1]",
       },
     ]);
   });

@@ -40,6 +40,7 @@ function experiment(options: {
       composition: `c${index}`,
       isBaseline: index === 0,
       compositionField: `variants[${index}].composition`,
+      manifestField: `variants[${index}]`,
     })),
     baseline: variants[0]!,
     runtime: { host: "scripted", timeoutMs: 1000, network: "deny", validationCommands: [] },

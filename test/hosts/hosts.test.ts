@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   buildRunPreamble,
+  estimatedCostUsd,
   HOST_IDS,
   hostProfile,
+  inputPricePerMillion,
   isHostId,
   type MaterializationRequest,
   profileForHost,
@@ -153,5 +155,22 @@ composition run { target pi include [ plugin.p@1 ] require reader }`;
     const preamble = buildRunPreamble(resolveComposition(plain, "r").revision!, plain);
     expect(preamble).toContain("- [c] (hook component without a description)\n");
     expect(preamble).not.toContain("Warning");
+  });
+});
+
+describe("list prices for hosts that report tokens only", () => {
+  it("prices cost-equivalent tokens at the model's input price, a dated snapshot as its model", () => {
+    expect(inputPricePerMillion("gpt-5-codex")).toBe(1.25);
+    expect(inputPricePerMillion("claude-sonnet-4-5-20250929")).toBe(3);
+    expect(estimatedCostUsd("gpt-5-codex", 2_000_000)).toBeCloseTo(2.5);
+    expect(estimatedCostUsd("claude-haiku-4-5", 1_000_000)).toBeCloseTo(1);
+  });
+
+  it("has no price for a model it does not list, or without tokens: not comparable, never guessed", () => {
+    expect(inputPricePerMillion("my-local-model")).toBeNull();
+    expect(inputPricePerMillion("gpt-5-codex-2025")).toBeNull();
+    expect(estimatedCostUsd("my-local-model", 1000)).toBeNull();
+    expect(estimatedCostUsd("gpt-5", null)).toBeNull();
+    expect(estimatedCostUsd(undefined, 1000)).toBeNull();
   });
 });

@@ -186,7 +186,7 @@ describe("the packed package", () => {
       expect(problems.length, manifest).toBeGreaterThan(0);
       for (const problem of problems)
         expect(problem, manifest).toMatch(
-          /^ {2}runtime\.host( \((sdk|credentials)\): .*(npm install|set [A-Z_]+)|: the qoder host cannot run inside the OS sandbox)/,
+          /^ {2}(runtime|variants\[\d+\])\.host( \((sdk|credentials)\): .*(npm install|set [A-Z_]+)|: the qoder host cannot run inside the OS sandbox)/,
         );
     }
     expect(offline.length).toBeGreaterThanOrEqual(3);

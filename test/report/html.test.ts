@@ -3,7 +3,7 @@
 // headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core) without a single
 // network request. The browser check keeps a full-page screenshot in test-output/.
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -180,6 +180,117 @@ describe("verdict.html of a real run", () => {
       } finally {
         await context.close();
         await rm(profile, { recursive: true, force: true });
+      }
+    },
+  );
+});
+
+/** The run's verdict as if its variants had run on hosts that report cost differently. */
+function withCosts(original: VerdictDocument): VerdictDocument {
+  const amount = (mean: number, trials: number) => ({
+    total: mean * trials,
+    trialsReporting: trials,
+    meanPerCompletedTrial: mean,
+    completedTrialsReporting: trials,
+  });
+  const setting: Record<string, { host: string; model: string; usd: number | null; est: number }> =
+    {
+      baseline: { host: "claude-code", model: "claude-sonnet-4-5", usd: 0.05, est: 0.05 },
+      fixer: { host: "claude-code", model: "claude-haiku-4-5", usd: 0.02, est: 0.02 },
+      hostile: { host: "codex", model: "gpt-5-codex", usd: null, est: 0.03 },
+    };
+  const stats = original.statistics!;
+  return {
+    ...original,
+    variants: original.variants.map((v) => ({
+      ...v,
+      host: setting[v.id]!.host,
+      model: setting[v.id]!.model,
+      maxTurns: 20,
+    })),
+    statistics: {
+      ...stats,
+      aggregates: {
+        ...stats.aggregates,
+        variants: stats.aggregates.variants.map((a) => {
+          const s = setting[a.variant]!;
+          return {
+            ...a,
+            costUsd: s.usd === null ? null : amount(s.usd, a.trials),
+            usdWithEstimates: amount(s.est, a.trials),
+          };
+        }),
+      },
+    },
+  };
+}
+
+describe("cost where hosts report it differently", () => {
+  it("verdict.md names each variant's host and model, marks estimates, and says who is unbudgeted", () => {
+    const text = renderMarkdownReport(withCosts(verdict));
+    expect(text).toContain("Hosts `claude-code`, `codex`");
+    expect(text).toMatch(/\| hostile \| codex · gpt-5-codex \|/);
+    expect(text).toContain("≈$0.0300 est.");
+    expect(text).toContain("### Cost");
+    expect(text).toMatch(
+      /\| fixer \| claude-code · claude-haiku-4-5 \| \$0\.0400 \| 29% \| counted by --max-cost-usd \|/,
+    );
+    expect(text).toContain("unbudgeted: its host reports no USD (≈$0.0600 at list prices)");
+  });
+
+  it.skipIf(!HAVE_CHROMIUM && !IN_CI)(
+    "draws pass rate against mean cost in Chromium: a point per variant, the baseline marked, the frontier joined",
+    async () => {
+      if (!HAVE_CHROMIUM)
+        throw new Error(`CI=${process.env.CI}: ${CHROMIUM} is missing; CI must install chromium`);
+      const dir = await mkdtemp(join(tmpdir(), "hl-cost-plot-"));
+      const file = join(dir, "verdict.html");
+      await writeFile(file, renderHtmlReport(withCosts(verdict)));
+      const context = await chromium.launchPersistentContext(join(dir, "profile"), {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1400, height: 900 },
+        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"],
+      });
+      try {
+        const page = await context.newPage();
+        const requests: string[] = [];
+        page.on("request", (request) => requests.push(request.url()));
+        await page.goto(pathToFileURL(file).href);
+        const plot = page.locator("#cost-plot");
+        await expect.poll(() => plot.isVisible()).toBe(true);
+        const points = plot.locator("g.point");
+        expect(await points.count()).toBe(3);
+        expect(await plot.locator('g.point[data-baseline="true"] rect').count()).toBe(1);
+        expect(
+          await plot.locator('g.point[data-variant="baseline"]').getAttribute("data-baseline"),
+        ).toBe("true");
+        // Every point is drawn inside the plot, each at its own place.
+        const box = (await plot.boundingBox())!;
+        const centers = new Set<string>();
+        for (let i = 0; i < 3; i += 1) {
+          const mark = (await points.nth(i).locator("rect, circle").boundingBox())!;
+          expect(mark.x).toBeGreaterThanOrEqual(box.x);
+          expect(mark.x + mark.width).toBeLessThanOrEqual(box.x + box.width);
+          expect(mark.y).toBeGreaterThanOrEqual(box.y);
+          expect(mark.y + mark.height).toBeLessThanOrEqual(box.y + box.height);
+          centers.add(`${Math.round(mark.x)},${Math.round(mark.y)}`);
+        }
+        expect(centers.size).toBe(3);
+        // The cheapest variant is on the frontier; the costliest one passes no more often than a cheaper one.
+        expect(
+          await plot.locator('g.point[data-variant="fixer"]').getAttribute("data-frontier"),
+        ).toBe("true");
+        const shot = await plot.screenshot({
+          path: join(SCREENSHOT, "..", "verdict-cost-plot.png"),
+        });
+        // A PNG of the plot's own size with more than one colour in it: something was drawn.
+        expect(shot.subarray(1, 4).toString()).toBe("PNG");
+        expect(new Set(shot.subarray(64, 4096)).size).toBeGreaterThan(8);
+        expect(requests.filter((url) => !/^(file|data):/.test(url))).toEqual([]);
+      } finally {
+        await context.close();
+        await rm(dir, { recursive: true, force: true });
       }
     },
   );

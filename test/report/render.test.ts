@@ -71,7 +71,7 @@ describe("per-variant and per-task tables", () => {
     expect(variants).toContain('<strong>100%</strong> <span class="ci">[72%–100%]</span>');
     expect(variants).toContain('<strong>50%</strong> <span class="ci">[24%–76%]</span>');
     expect(md).toMatch(
-      /\| careful \| careful-composition \| `hr_careful` \| 10 \/ 10 \| 100% \[72%–100%\] \|/,
+      /\| careful \| scripted \| careful-composition \| `hr_careful` \| 10 \/ 10 \| 100% \[72%–100%\] \|/,
     );
     expect(md).toMatch(/\| baseline \(baseline\) \| .* \| 5 \/ 10 \| 50% \[24%–76%\] \|/);
   });

@@ -136,7 +136,11 @@ describe("paired-v1 verdict, one task", () => {
     expect(result.status).toBe("need_more_work");
     expect(result.reason).toContain("credits cost ratio 1.30 > 1.25");
     expect(result.reason).toContain("USD cost test skipped: neither variant reported USD");
-    expect(result.comparisons[0]?.costRatio).toEqual({ usd: null, credits: 1.3 });
+    expect(result.comparisons[0]?.costRatio).toEqual({
+      usd: null,
+      credits: 1.3,
+      usdWithEstimates: null,
+    });
     expect(verdict({ passed: 5, credits: 120 }, { failed: 5, credits: 100 }).status).toBe("accept");
   });
 
@@ -151,6 +155,32 @@ describe("paired-v1 verdict, one task", () => {
     const result = verdict({ passed: 5 }, { failed: 5, costUsd: 0.1 });
     expect(result.status).toBe("accept");
     expect(result.reason).toContain("USD cost test skipped: H1 reported no USD");
+  });
+
+  it("compares USD with list-price estimates when one host reports tokens only, and says so", () => {
+    // Claude Code reports USD; Codex reports tokens, priced at its model's list price.
+    const within = verdict({ passed: 5, estimatedCostUsd: 0.12 }, { failed: 5, costUsd: 0.1 });
+    expect(within.status).toBe("accept");
+    expect(within.comparisons[0]?.costChecks.map((c) => [c.currency, c.status])).toEqual([
+      ["usd", "skipped"],
+      ["usd-estimated", "passed"],
+      ["credits", "skipped"],
+    ]);
+    expect(within.comparisons[0]?.costRatio.usdWithEstimates).toBeCloseTo(1.2);
+    const over = verdict({ passed: 5, estimatedCostUsd: 0.2 }, { failed: 5, costUsd: 0.1 });
+    expect(over.status).toBe("need_more_work");
+    expect(over.reason).toContain(
+      "USD cost ratio 2.00 > 1.25, with list-price estimates from tokens where a host reported no USD",
+    );
+  });
+
+  it("never lets an estimate stand in for a reported amount: both reported, USD decides as reported", () => {
+    const result = verdict(
+      { passed: 5, costUsd: 0.11, estimatedCostUsd: 10 },
+      { failed: 5, costUsd: 0.1 },
+    );
+    expect(result.status).toBe("accept");
+    expect(result.comparisons[0]?.costChecks.map((c) => c.currency)).toEqual(["usd", "credits"]);
   });
 
   it("decides on completed trials and also reports the rates with infrastructure errors as failures", () => {

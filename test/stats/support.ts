@@ -11,6 +11,8 @@ export interface CellSpec {
   infra?: number;
   /** USD per completed trial (infrastructure errors report none); null = not reported. */
   costUsd?: number | null;
+  /** USD estimated at list prices, for a host that reports none. */
+  estimatedCostUsd?: number;
   credits?: number | null;
   /** Score of passed / failed trials. */
   passScore?: number;
@@ -35,6 +37,9 @@ export function cell(variant: string, task: string, spec: CellSpec): TrialRecord
       outcome,
       score: infra ? null : outcome === "passed" ? (spec.passScore ?? 100) : (spec.failScore ?? 0),
       costUsd: infra ? null : spec.costUsd === undefined ? null : spec.costUsd,
+      ...(infra || spec.estimatedCostUsd === undefined
+        ? {}
+        : { estimatedCostUsd: spec.estimatedCostUsd }),
       credits: infra ? null : spec.credits === undefined ? null : spec.credits,
       tokens: null,
       turns: null,

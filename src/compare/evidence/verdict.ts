@@ -8,6 +8,7 @@ import {
   type VerdictDocument,
   type VerdictTrial,
 } from "../../artifacts/index.js";
+import { estimatedCostUsd } from "../../hosts/index.js";
 import {
   type EvidenceLimits,
   evidenceLimits,
@@ -26,7 +27,7 @@ import {
   type VerdictStatistics,
   watchSequentialDesign,
 } from "../../stats/index.js";
-import type { Experiment } from "../experiment.js";
+import { type Experiment, runtimeOf } from "../experiment.js";
 import type { AssembledVariant } from "../run/assemble.js";
 import { calibrationOf } from "../run/calibrate.js";
 import { plannedOrder, trialArtifactDir } from "../run/plan.js";
@@ -47,29 +48,48 @@ type RecordedMeasures = Pick<
   | "durationMs"
 >;
 
-function toTrialRecord(metrics: RecordedMeasures): TrialRecord {
-  const t = metrics.tokens;
-  const tokens =
-    t === null || Object.values(t).every((v) => v === null)
-      ? null
-      : {
-          uncachedInput: t.uncachedInput ?? 0,
-          cacheRead: t.cacheRead ?? 0,
-          cacheWrite: t.cacheWrite ?? 0,
-          output: t.output ?? 0,
-          reasoning: t.reasoning ?? 0,
-        };
-  return {
-    variant: metrics.variant,
-    task: metrics.task,
-    trial: metrics.trial,
-    outcome: metrics.outcome,
-    score: metrics.outcome === "infrastructure_error" ? null : metrics.score,
-    costUsd: metrics.costUsd,
-    credits: metrics.credits,
-    tokens,
-    turns: metrics.turns,
-    durationMs: metrics.durationMs,
+/**
+ * What the statistics read of each trial. A trial whose host reported no USD gets an estimate at
+ * its model's list price (docs/statistics.md#cost), so hosts that report differently compare.
+ */
+function trialRecordsOf(
+  experiment: Experiment,
+): (metrics: RecordedMeasures & { costEquivalentTokens?: number | null }) => TrialRecord {
+  const models = new Map(
+    experiment.variants.map((variant) => {
+      const runtime = runtimeOf(experiment, variant);
+      return [variant.id, runtime.host === "scripted" ? undefined : runtime.model];
+    }),
+  );
+  return (metrics) => {
+    const t = metrics.tokens;
+    const tokens =
+      t === null || Object.values(t).every((v) => v === null)
+        ? null
+        : {
+            uncachedInput: t.uncachedInput ?? 0,
+            cacheRead: t.cacheRead ?? 0,
+            cacheWrite: t.cacheWrite ?? 0,
+            output: t.output ?? 0,
+            reasoning: t.reasoning ?? 0,
+          };
+    const estimate =
+      metrics.costUsd === null
+        ? estimatedCostUsd(models.get(metrics.variant), metrics.costEquivalentTokens ?? null)
+        : null;
+    return {
+      variant: metrics.variant,
+      task: metrics.task,
+      trial: metrics.trial,
+      outcome: metrics.outcome,
+      score: metrics.outcome === "infrastructure_error" ? null : metrics.score,
+      costUsd: metrics.costUsd,
+      ...(estimate === null ? {} : { estimatedCostUsd: estimate }),
+      credits: metrics.credits,
+      tokens,
+      turns: metrics.turns,
+      durationMs: metrics.durationMs,
+    };
   };
 }
 
@@ -78,7 +98,7 @@ export function stoppingDecision(
   experiment: Experiment,
   metrics: readonly TrialMetrics[],
 ): StoppingDecision {
-  return canStopEarly(metrics.map(toTrialRecord), verdictOptions(experiment));
+  return canStopEarly(metrics.map(trialRecordsOf(experiment)), verdictOptions(experiment));
 }
 
 /**
@@ -94,6 +114,7 @@ export function stoppingCheck(experiment: Experiment): {
   if (!stopsBySequentialDesign(experiment))
     return { check: (metrics) => stoppingDecision(experiment, metrics) };
   const watch = watchSequentialDesign(verdictOptions(experiment));
+  const toTrialRecord = trialRecordsOf(experiment);
   let fed = 0;
   return {
     check(metrics) {
@@ -132,7 +153,7 @@ export function methodChangeOf(
   const old = stats.comparisons.find((c) => c.test === undefined && c.interval !== null);
   if (old === undefined || old.interval === null) return null;
   const now = computeVerdictStatistics(
-    previous.trials.map(toTrialRecord),
+    previous.trials.map(trialRecordsOf(experiment)),
     verdictOptions(experiment),
   );
   if (now.status === stats.status) return null;
@@ -189,7 +210,7 @@ export function buildVerdictDocument(input: {
 }): VerdictDocument {
   const { experiment } = input;
   const sorted = [...input.metrics].sort((a, b) => a.seq - b.seq);
-  const records = sorted.map(toTrialRecord);
+  const records = sorted.map(trialRecordsOf(experiment));
   const statistics = computeVerdictStatistics(records, verdictOptions(experiment));
   const calibration = calibrationOf(experiment, records, verdictOptions(experiment));
   const status = input.fixturesUnchanged ? statistics.status : "infrastructure_error";
@@ -211,6 +232,7 @@ export function buildVerdictDocument(input: {
     baseline: experiment.baseline,
     variants: experiment.variants.map((variant) => {
       const assembled = input.assembled.get(variant.id);
+      const runtime = runtimeOf(experiment, variant);
       return {
         id: variant.id,
         label: variant.label,
@@ -220,6 +242,9 @@ export function buildVerdictDocument(input: {
         revisionId: assembled?.revision.revisionId ?? "",
         resolutionStatus: assembled?.report.status ?? "unknown",
         degraded: assembled?.degraded ?? [],
+        host: runtime.host,
+        model: runtime.host === "scripted" ? null : (runtime.model ?? null),
+        maxTurns: runtime.host === "scripted" ? null : runtime.maxTurns,
         ...(experiment.forge !== undefined && assembled !== undefined
           ? { forgeAccess: assembled.forgeAccess }
           : {}),

@@ -19,7 +19,11 @@ import { parseAgentReference } from "./agents.js";
 import { normalizeChangeSurfacePath } from "./paths.js";
 import type { HarnessCompareV1 } from "./schema-v1.js";
 import { V1_VALIDATION_COMMANDS } from "./schema-v1.js";
-import type { HarnessCompareV2, HarnessCompareV2Grader } from "./schema-v2.js";
+import type {
+  HarnessCompareV2,
+  HarnessCompareV2Grader,
+  HarnessCompareV2Variant,
+} from "./schema-v2.js";
 import { V2_DEFAULTS } from "./schema-v2.js";
 
 export interface BuildContext {
@@ -33,6 +37,8 @@ export interface BuildContext {
   forgeStates?: ReadonlyMap<string, RepoState>;
   /** Each forge-state grader's expected end state, by `tasks[i].graders[j]`. */
   expectedStates?: ReadonlyMap<string, RepoState>;
+  /** Where each variant expanded from a matrix sits (`matrix[opus_plain]`), by its index. */
+  variantFields?: ReadonlyMap<number, string>;
 }
 
 /** The task id a v1 manifest's single task gets. */
@@ -80,6 +86,7 @@ export function experimentFromV1(manifest: HarnessCompareV1, context: BuildConte
       : { runtimeProfile: manifest.runtimeProfiles[role] }),
     isBaseline: role === "baseline",
     compositionField: `variants.${role}`,
+    manifestField: `variants.${role}`,
   });
   const runtime: RuntimeSpec = {
     host: manifest.runtime.host,
@@ -208,6 +215,36 @@ function agentFromV2(agent: string | undefined, manifestDir: string): AgentSpec 
   }
 }
 
+/**
+ * A variant's own runtime: the experiment's with the fields the variant sets; undefined when it
+ * sets none. A scripted variant of a real-host experiment keeps only what the scripted host has.
+ */
+function variantRuntimeFromV2(
+  variant: HarnessCompareV2Variant,
+  runtime: RuntimeSpec,
+): RuntimeSpec | undefined {
+  const { host, model, maxTurns, timeoutMs, permissionMode } = variant;
+  if ([host, model, maxTurns, timeoutMs, permissionMode].every((v) => v === undefined))
+    return undefined;
+  const validationCommands = runtime.validationCommands.map((argv) => [...argv]);
+  const ownTimeout = timeoutMs ?? runtime.timeoutMs;
+  if ((host ?? runtime.host) === "scripted")
+    return { host: "scripted", timeoutMs: ownTimeout, network: "deny", validationCommands };
+  if (runtime.host === "scripted")
+    throw new Error(`unchecked variant ${variant.id}: a real host in a scripted experiment`);
+  return {
+    ...runtime,
+    host: (host ?? runtime.host) as typeof runtime.host,
+    ...(model === undefined ? {} : { model }),
+    maxTurns: maxTurns ?? runtime.maxTurns,
+    timeoutMs: ownTimeout,
+    tools: [...runtime.tools],
+    allowedTools: [...runtime.allowedTools],
+    disallowedTools: [...runtime.disallowedTools],
+    validationCommands,
+  };
+}
+
 function runtimeFromV2(runtime: HarnessCompareV2["runtime"]): RuntimeSpec {
   const validationCommands = runtime.validationCommands.map((argv) => [...argv]);
   if (runtime.host === "scripted")
@@ -267,8 +304,11 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
     };
   });
   const forge = forgeSettingsFromV2(manifest);
-  const variants = manifest.variants.map((variant, index): VariantSpec => {
+  const runtime = runtimeFromV2(manifest.runtime);
+  const variants = (manifest.variants ?? []).map((variant, index): VariantSpec => {
     const agent = agentFromV2(variant.agent, context.manifestDir);
+    const ownRuntime = variantRuntimeFromV2(variant, runtime);
+    const manifestField = context.variantFields?.get(index) ?? `variants[${index}]`;
     return {
       id: variant.id,
       label: variant.id,
@@ -276,7 +316,9 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
       ...(variant.runtimeProfile === undefined ? {} : { runtimeProfile: variant.runtimeProfile }),
       ...(agent === undefined ? {} : { agent }),
       isBaseline: variant.id === manifest.baseline,
-      compositionField: `variants[${index}].composition`,
+      compositionField: `${manifestField}.composition`,
+      manifestField,
+      ...(ownRuntime === undefined ? {} : { runtime: ownRuntime }),
     };
   });
   return {
@@ -288,7 +330,7 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
     tasks,
     variants,
     baseline: manifest.baseline,
-    runtime: runtimeFromV2(manifest.runtime),
+    runtime,
     trials: {
       count: context.trialCount,
       manifestCount: manifest.trials.count,

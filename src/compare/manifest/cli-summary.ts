@@ -2,7 +2,21 @@
 // problem with its field path. The CLI command only prints this and sets the exit code.
 import { relative } from "node:path";
 import { type InputProblem, problemCount } from "../../shared/index.js";
-import type { AgentSpec, Experiment, GraderSpec } from "../experiment.js";
+import {
+  type AgentSpec,
+  type Experiment,
+  type GraderSpec,
+  type RuntimeSpec,
+  runtimeOf,
+} from "../experiment.js";
+
+function hostAndModel(runtime: RuntimeSpec): { host: string; model: string | null } {
+  return {
+    host: runtime.host,
+    model: runtime.host === "scripted" ? null : (runtime.model ?? null),
+  };
+}
+
 import { type LoadManifestOptions, loadManifest } from "./load.js";
 import { checkOutDir } from "./out-dir.js";
 
@@ -36,7 +50,13 @@ export interface ManifestValidationReport {
     summary?: {
       host: string;
       tasks: string[];
-      variants: Array<{ id: string; composition: string; baseline: boolean }>;
+      variants: Array<{
+        id: string;
+        composition: string;
+        baseline: boolean;
+        host: string;
+        model: string | null;
+      }>;
       trialsPerTaskAndVariant: number;
       totalTrials: number;
       seed: number;
@@ -97,16 +117,19 @@ function describeVerdict(experiment: Experiment): string {
     : "heuristic-v1";
 }
 
+function describeRuntime(runtime: RuntimeSpec, tools = true): string {
+  return runtime.host === "scripted"
+    ? `scripted (timeout ${runtime.timeoutMs} ms)`
+    : `${runtime.host}${runtime.model === undefined ? "" : ` model ${runtime.model}`} (maxTurns ${runtime.maxTurns}, timeout ${runtime.timeoutMs} ms${tools ? `, tools ${runtime.tools.join(" ")}` : ""})`;
+}
+
 function summaryLines(experiment: Experiment): string[] {
   const base = experiment.manifestDir;
   const runtime = experiment.runtime;
-  const host =
-    runtime.host === "scripted"
-      ? `scripted (timeout ${runtime.timeoutMs} ms)`
-      : `${runtime.host}${runtime.model === undefined ? "" : ` model ${runtime.model}`} (maxTurns ${runtime.maxTurns}, timeout ${runtime.timeoutMs} ms, tools ${runtime.tools.join(" ")})`;
+  const host = describeRuntime(runtime);
   const lines = [
     `  harness: ${experiment.harnessFiles.map((file) => portable(base, file)).join(", ")}`,
-    `  host: ${host}; ${runtime.validationCommands.length} allowed validation command(s)`,
+    `  ${experiment.variants.some((v) => v.runtime !== undefined) ? "runtime (unless a variant sets its own)" : "host"}: ${host}; ${runtime.validationCommands.length} allowed validation command(s)`,
     `  tasks (${experiment.tasks.length}):`,
   ];
   for (const task of experiment.tasks) {
@@ -131,6 +154,7 @@ function summaryLines(experiment: Experiment): string[] {
     const parts = [`composition ${variant.composition}`];
     if (variant.runtimeProfile !== undefined) parts.push(`profile ${variant.runtimeProfile}`);
     if (variant.agent !== undefined) parts.push(`agent ${describeAgent(variant.agent, base)}`);
+    if (variant.runtime !== undefined) parts.push(`on ${describeRuntime(variant.runtime, false)}`);
     const name = variant.label === variant.id ? variant.id : `${variant.id} (${variant.label})`;
     lines.push(`    ${name}: ${parts.join(", ")}${variant.isBaseline ? " [baseline]" : ""}`);
   }
@@ -184,6 +208,7 @@ export async function validateManifestForCli(
         id: variant.id,
         composition: variant.composition,
         baseline: variant.isBaseline,
+        ...hostAndModel(runtimeOf(experiment, variant)),
       })),
       trialsPerTaskAndVariant: experiment.trials.count,
       totalTrials: experiment.trials.count * experiment.variants.length * experiment.tasks.length,

@@ -3,7 +3,12 @@
 // compares names, so it stays independent of how `.harness` files are compiled.
 import { relative } from "node:path";
 import type { InputProblem } from "../../shared/index.js";
-import { type Experiment, FORGE_ACCESS_SETTING, FORGE_ACCESS_VALUES } from "../experiment.js";
+import {
+  type Experiment,
+  FORGE_ACCESS_SETTING,
+  FORGE_ACCESS_VALUES,
+  runtimeOf,
+} from "../experiment.js";
 
 /** What the compiled harness files define: composition id → its target host. */
 export interface CompositionCatalog {
@@ -32,6 +37,8 @@ export interface CompositionReference {
   /** JSON path of the field naming the composition. */
   field: string;
   composition: string;
+  /** The host the composition must target, when known, and the field that chose it. */
+  host?: { id: string; field: string };
 }
 
 function portableRelative(from: string, to: string): string {
@@ -41,7 +48,6 @@ function portableRelative(from: string, to: string): string {
 /** Problems for composition references against a catalog. */
 export function compositionReferenceProblems(
   references: readonly CompositionReference[],
-  host: string | undefined,
   harnessFiles: readonly string[],
   manifestDir: string,
   catalog: CompositionCatalog,
@@ -66,19 +72,20 @@ export function compositionReferenceProblems(
         path: reference.field,
         message: `composition ${JSON.stringify(reference.composition)} sets ${FORGE_ACCESS_SETTING} = ${JSON.stringify(found.forgeAccess)}; allowed: ${FORGE_ACCESS_VALUES.map((v) => JSON.stringify(v)).join(", ")} (how the agent reaches a forge task's repository)`,
       });
-    if (host !== undefined && found.targetHost !== host) {
+    const host = reference.host;
+    if (host !== undefined && found.targetHost !== host.id) {
       const file =
         found.file === undefined ? "" : ` in ${portableRelative(manifestDir, found.file)}`;
       problems.push({
         path: reference.field,
-        message: `composition ${JSON.stringify(reference.composition)}${file} targets ${JSON.stringify(found.targetHost)} but runtime.host is ${JSON.stringify(host)}; use a composition for ${JSON.stringify(host)} or change runtime.host`,
+        message: `composition ${JSON.stringify(reference.composition)}${file} targets ${JSON.stringify(found.targetHost)} but ${host.field} is ${JSON.stringify(host.id)}; use a composition for ${JSON.stringify(host.id)} or change ${host.field}`,
       });
     }
   }
   return problems;
 }
 
-/** Every variant's composition must exist in the catalog and target `runtime.host`. */
+/** Every variant's composition must exist in the catalog and target the variant's host. */
 export function checkCompositions(
   experiment: Experiment,
   catalog: CompositionCatalog,
@@ -87,8 +94,11 @@ export function checkCompositions(
     experiment.variants.map((variant) => ({
       field: variant.compositionField,
       composition: variant.composition,
+      host: {
+        id: runtimeOf(experiment, variant).host,
+        field: variant.runtime === undefined ? "runtime.host" : `the variant's host`,
+      },
     })),
-    experiment.runtime.host,
     experiment.harnessFiles,
     experiment.manifestDir,
     catalog,

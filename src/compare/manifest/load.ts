@@ -23,6 +23,7 @@ import {
 } from "./compositions.js";
 import { type PathReference, pathReferencesProblems } from "./files.js";
 import { forgeDocuments, forgePolicyProblems } from "./forge.js";
+import { expandMatrix, namedForMatrix, variantCount } from "./matrix.js";
 import { portablePathProblem } from "./paths.js";
 import { v1PolicyProblems, v2PolicyProblems } from "./policy.js";
 import { problemsFromIssues, valueAt } from "./problems.js";
@@ -160,18 +161,35 @@ function pathReferences(version: string, root: unknown): PathReference[] {
 function compositionReferences(version: string, root: unknown): CompositionReference[] {
   const references: CompositionReference[] = [];
   if (version === V1_SCHEMA_VERSION) {
+    const host = validHost(version, stringAt(root, ["runtime", "host"]));
     for (const role of ["baseline", "candidate"]) {
       const composition = stringAt(root, ["variants", role]);
-      if (composition !== undefined) references.push({ field: `variants.${role}`, composition });
+      if (composition !== undefined)
+        references.push({
+          field: `variants.${role}`,
+          composition,
+          ...(host === undefined ? {} : { host: { id: host, field: "runtime.host" } }),
+        });
     }
     return references;
   }
   const variants = valueAt(root, ["variants"]).value;
+  const runtimeHost = validHost(version, stringAt(root, ["runtime", "host"]));
   if (Array.isArray(variants))
-    variants.forEach((_, index) => {
+    variants.forEach((variant, index) => {
       const composition = stringAt(root, ["variants", index, "composition"]);
-      if (composition !== undefined)
-        references.push({ field: `variants[${index}].composition`, composition });
+      if (composition === undefined) return;
+      const ownHost = isRecord(variant) && Object.hasOwn(variant, "host");
+      const host = ownHost
+        ? validHost(version, stringAt(root, ["variants", index, "host"]))
+        : runtimeHost;
+      references.push({
+        field: `variants[${index}].composition`,
+        composition,
+        ...(host === undefined
+          ? {}
+          : { host: { id: host, field: ownHost ? `variants[${index}].host` : "runtime.host" } }),
+      });
     });
   return references;
 }
@@ -201,6 +219,23 @@ function trialsOverrideProblems(root: unknown, override: number | undefined): In
       },
     ];
   return [];
+}
+
+/** A v2 document lists 2 to 16 variants once its matrix is expanded. */
+function variantCountProblems(root: unknown): InputProblem[] {
+  const count = variantCount(root);
+  const hasMatrix = isRecord(root) && Object.hasOwn(root, "matrix");
+  if (count === undefined)
+    return isRecord(root) && !Object.hasOwn(root, "variants")
+      ? [{ path: "variants", message: "is required: list the variants, or give a matrix" }]
+      : [];
+  if (count >= 2 && count <= 16) return [];
+  return [
+    {
+      path: "variants",
+      message: `expected 2 to 16 variants${hasMatrix ? ` (with the matrix's, there are ${count})` : ""}`,
+    },
+  ];
 }
 
 /** The runtime host when it is valid for the version; a wrong host is reported on its own. */
@@ -328,8 +363,13 @@ export async function loadManifest(
 
   const schema: z.ZodType =
     version === V1_SCHEMA_VERSION ? harnessCompareV1Schema : harnessCompareV2Schema;
+  // The document as written is what a run records; everything is checked on its expansion.
+  const written = root;
+  const matrix = version === V2_SCHEMA_VERSION ? expandMatrix(root) : undefined;
+  if (matrix !== undefined) root = matrix.root;
   const parsed = schema.safeParse(root);
-  const problems: InputProblem[] = [];
+  const problems: InputProblem[] = [...(matrix?.problems ?? [])];
+  if (matrix?.expandedAll) problems.push(...variantCountProblems(root));
   if (!parsed.success) {
     const fromSchema = problemsFromIssues(parsed.error.issues, schema, root);
     problems.push(
@@ -357,11 +397,9 @@ export async function loadManifest(
       else problems.push(...loaded.problems);
     }
     if (catalog !== undefined) {
-      const host = validHost(version, stringAt(root, ["runtime", "host"]));
       problems.push(
         ...compositionReferenceProblems(
           compositionReferences(version, root),
-          host,
           harnessFiles,
           manifestDir,
           catalog,
@@ -377,7 +415,9 @@ export async function loadManifest(
       ? await forgeDocuments(parsed.data as HarnessCompareV2, manifestDir)
       : undefined;
   if (forge !== undefined) problems.push(...forge.problems);
-  if (problems.length > 0 || !parsed.success) return fail(manifestPath, dedupe(problems));
+  const expanded = matrix?.expanded ?? new Map<number, string>();
+  if (problems.length > 0 || !parsed.success)
+    return fail(manifestPath, dedupe(namedForMatrix(problems, expanded)));
 
   const document = parsed.data as ManifestDocument;
   const promptFields =
@@ -395,6 +435,7 @@ export async function loadManifest(
     trialCount: options.trialsOverride ?? document.trials.count,
     prompts: read.prompts,
     ...(forge === undefined ? {} : { forgeStates: forge.states, expectedStates: forge.expected }),
+    variantFields: new Map([...expanded].map(([index, id]) => [index, `matrix[${id}]`])),
   };
   const experiment =
     document.schemaVersion === V1_SCHEMA_VERSION
@@ -405,7 +446,7 @@ export async function loadManifest(
   return {
     ok: true,
     experiment,
-    manifest: document,
+    manifest: written === root ? document : (schema.parse(written) as ManifestDocument),
     manifestHash,
     problems: [],
     warnings: experimentWarnings(experiment),

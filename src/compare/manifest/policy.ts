@@ -181,9 +181,12 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
   });
 
   // Host-dependent rules only apply to a known host; an unknown one is reported on its own.
-  const rawHost = asString(at(root, ["runtime", "host"]));
-  const host = (HOSTS as readonly string[]).includes(rawHost ?? "") ? rawHost : undefined;
-  const scripted = host === "scripted";
+  const knownHost = (value: unknown) => {
+    const text = asString(value);
+    return text !== undefined && (HOSTS as readonly string[]).includes(text) ? text : undefined;
+  };
+  const host = knownHost(at(root, ["runtime", "host"]));
+  const runtimeModel = asString(at(root, ["runtime", "model"]));
   const variants = asArray(at(root, ["variants"])) ?? [];
   problems.push(
     ...duplicateProblems(
@@ -203,7 +206,11 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
     const field = (name: string) => formatJsonPath(["variants", index, name]);
     if (agent !== undefined && !agent.ok)
       problems.push({ path: field("agent"), message: agent.problem });
-    if (host !== undefined) {
+    // The variant's own host when it sets one (undefined when that is not a host), else the experiment's.
+    const variantHost = "host" in variant ? knownHost(variant.host) : host;
+    const scripted = variantHost === "scripted";
+    const hostName = "host" in variant ? `its host ${JSON.stringify(variantHost)}` : "runtime.host";
+    if (variantHost !== undefined) {
       if (scripted && !("agent" in variant))
         problems.push({
           path: field("agent"),
@@ -213,15 +220,22 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
       if (!scripted && agentText !== undefined)
         problems.push({
           path: field("agent"),
-          message: `is only for runtime.host "scripted" (runtime.host is ${JSON.stringify(host)}); remove it`,
+          message: `is only for the "scripted" host (${hostName} is ${JSON.stringify(variantHost)}); remove it`,
         });
       if (scripted && profile !== undefined)
         problems.push({
           path: field("runtimeProfile"),
           message: "runtime profiles belong to real hosts; the scripted host has none, remove it",
         });
+      if (scripted)
+        for (const name of ["model", "maxTurns", "permissionMode"])
+          if (name in variant)
+            problems.push({
+              path: field(name),
+              message: `the scripted host has no ${name} (its agent is a module); remove it`,
+            });
       if (
-        host === "qoder" &&
+        variantHost === "qoder" &&
         profile !== undefined &&
         !(V1_RUNTIME_PROFILES as readonly string[]).includes(profile)
       )
@@ -229,12 +243,26 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
           path: field("runtimeProfile"),
           message: `${JSON.stringify(profile)} is not a qoder runtime profile; expected one of ${V1_RUNTIME_PROFILES.map((p) => JSON.stringify(p)).join(", ")}`,
         });
+      if (!scripted && host === "scripted")
+        problems.push({
+          path: field("host"),
+          message: `${JSON.stringify(variantHost)} is a real host, and a real host runs under the experiment's tool policy (runtime.tools, disallowedTools, maxTurns, model), which a scripted runtime does not have: make runtime the real host's and give the scripted variants "host": "scripted"`,
+        });
+      if (!scripted && host !== undefined && host !== "scripted" && variantHost !== host)
+        if (!("model" in variant))
+          problems.push({
+            path: field("model"),
+            message: `is required: runtime.model ${JSON.stringify(runtimeModel ?? "")} is a ${host} model and this variant runs on ${variantHost}; name the ${variantHost} model`,
+          });
     }
     if (composition === undefined) return undefined;
     const agentKey = agent?.ok ? agentIdentity(agent.agent) : (agentText ?? "");
     // On qoder, no profile means the default profile: the two spellings are one variant.
-    const effectiveProfile = profile ?? (host === "qoder" ? V1_RUNTIME_PROFILES[0] : "");
-    return JSON.stringify([composition, effectiveProfile, agentKey]);
+    const effectiveProfile = profile ?? (variantHost === "qoder" ? V1_RUNTIME_PROFILES[0] : "");
+    const runtimeKey = ["host", "model", "maxTurns", "timeoutMs"].map((name) =>
+      name in variant ? variant[name] : at(root, ["runtime", name]),
+    );
+    return JSON.stringify([composition, effectiveProfile, agentKey, runtimeKey]);
   });
   identities.forEach((identity, index) => {
     if (identity === undefined) return;
@@ -242,7 +270,7 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
     if (earlier < index)
       problems.push({
         path: formatJsonPath(["variants", index]),
-        message: `has the same composition, runtime profile and agent as variants[${earlier}]; variants must differ in at least one of them`,
+        message: `has the same composition, runtime profile and agent as variants[${earlier}], on the same host and model with the same limits; variants must differ in at least one of them`,
       });
   });
 
@@ -257,7 +285,8 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
       });
   }
 
-  if (host !== undefined && !scripted) problems.push(...toolPolicyProblems(root, ["runtime"]));
+  if (host !== undefined && host !== "scripted")
+    problems.push(...toolPolicyProblems(root, ["runtime"]));
   const commands = asArray(at(root, ["runtime", "validationCommands"]));
   if (commands !== undefined)
     problems.push(

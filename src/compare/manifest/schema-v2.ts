@@ -350,7 +350,69 @@ const variantSchema = z.strictObject({
       description:
         'Scripted host only: "nop", "oracle:<patch file>", or the path of an ES module whose default export is the agent.',
     }),
+  host: z
+    .enum(HOSTS, {
+      error: `expected a host: ${HOSTS.map((h) => JSON.stringify(h)).join(", ")}`,
+    })
+    .optional()
+    .meta({
+      description:
+        "The host this variant's trials run on (default runtime.host). A real host needs runtime.host to be a real host too: the tool policy is the experiment's.",
+    }),
+  model: modelName.optional().meta({
+    description:
+      "The model this variant's agent uses (default runtime.model; required when the variant's host differs from runtime.host).",
+  }),
+  maxTurns: maxTurns
+    .optional()
+    .meta({ description: "Agent turn limit per trial (default runtime.maxTurns)." }),
+  timeoutMs: timeoutMs.optional().meta({
+    description: "Wall-clock limit of one trial's agent run (default runtime.timeoutMs).",
+  }),
+  permissionMode: permissionMode.optional(),
 });
+
+/** The variant fields a matrix axis of plain values may set (the axis is named after one). */
+export const MATRIX_VALUE_FIELDS = [
+  "host",
+  "model",
+  "composition",
+  "agent",
+  "runtimeProfile",
+  "maxTurns",
+  "timeoutMs",
+] as const;
+
+const matrixEntrySchema = z
+  .strictObject({
+    id: z
+      .string({ error: "expected the entry's id (string)" })
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9-]*$/,
+        "expected an id part: letters, digits and -, starting with a letter or digit",
+      )
+      .max(32, "expected at most 32 characters"),
+    ...variantSchema.omit({ id: true }).partial().shape,
+  })
+  .meta({ description: "Variant fields this entry sets, and the id part it contributes." });
+
+const matrixSchema = z
+  .record(
+    z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9]*$/, "expected an axis name: letters and digits")
+      .max(32),
+    z
+      .array(z.union([z.string().min(1), z.int(), matrixEntrySchema]), {
+        error: "expected a list of values or entries",
+      })
+      .min(1, "expected 1 to 16 values")
+      .max(16, "expected 1 to 16 values"),
+    { error: 'expected an object of axes, e.g. {"model": [...], "composition": [...]}' },
+  )
+  .meta({
+    description: `Variants as a cross product of axes (in the order written). An axis named after a variant field (${MATRIX_VALUE_FIELDS.join(", ")}) may list plain values; any axis may list objects with an id and the variant fields they set. Each variant's id joins its entries' ids with "_"; a plain value's id is the value with characters other than letters, digits and - turned into -, prefixed by the field name for numbers (maxTurns-30). The expanded variants follow any listed under variants.`,
+  });
 
 const realHostRuntime = (host: Exclude<(typeof HOSTS)[number], "scripted">) =>
   z.strictObject({
@@ -445,11 +507,18 @@ export const harnessCompareV2Schema = z
       .max(100, "expected 1 to 100 tasks"),
     variants: z
       .array(variantSchema, { error: "expected a list of variants" })
-      .min(2, "expected 2 to 16 variants")
-      .max(16, "expected 2 to 16 variants"),
-    baseline: z
-      .string({ error: "expected the id of the baseline variant" })
-      .meta({ description: "Id of the variant every other variant is compared with." }),
+      .min(1, "expected 2 to 16 variants")
+      .max(16, "expected 2 to 16 variants")
+      .optional()
+      .meta({
+        description:
+          "The setups compared (2 to 16 with the matrix's); give variants, a matrix, or both.",
+      }),
+    matrix: matrixSchema.optional(),
+    baseline: z.string({ error: "expected the id of the baseline variant" }).meta({
+      description:
+        "Id of the variant every other variant is compared with (an expanded id for a matrix variant).",
+    }),
     runtime: runtimeSchema,
     trials: z.strictObject({
       count: integerFrom(1, 100).meta({ description: "Trials per task × variant." }),
@@ -475,8 +544,11 @@ export const harnessCompareV2Schema = z
   .meta({
     title: "harness-compare.v2",
     description:
-      "A comparison experiment: tasks × variants × trials on one host, graded deterministically, with a verdict policy.",
+      "A comparison experiment: tasks × variants × trials, each variant on its host and model, graded deterministically, with a verdict policy.",
+    anyOf: [{ required: ["variants"] }, { required: ["matrix"] }],
   });
 
 export type HarnessCompareV2 = z.output<typeof harnessCompareV2Schema>;
 export type HarnessCompareV2Grader = z.output<typeof graderSchema>;
+export type HarnessCompareV2Variant = z.output<typeof variantSchema>;
+export { matrixSchema };

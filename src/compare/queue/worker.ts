@@ -11,15 +11,16 @@ import type { TrialMetrics } from "../../artifacts/index.js";
 import {
   createExecutor,
   type Executor,
+  executorsByHost,
   type HostId,
   secretValuesFromEnv,
 } from "../../exec/index.js";
 import { snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
-import type { Experiment, TrialJob } from "../experiment.js";
+import { type Experiment, runtimeOf, type TrialJob } from "../experiment.js";
 import { loadHarnessCatalog, loadManifest } from "../manifest/index.js";
 import { type SharedBaselines, shareBaselines } from "../run/baselines.js";
 import { calibrationExperiment } from "../run/calibrate.js";
-import { type Prepared, prepareOrThrow } from "../run/preflight.js";
+import { type Prepared, prepareOrThrow, unreadyHosts } from "../run/preflight.js";
 import { runTrial } from "../trial/trial.js";
 import { packTrialFolder } from "./accept.js";
 import { openBundle, unpackBundle } from "./bundle.js";
@@ -82,7 +83,10 @@ interface LoadedRun {
   root: string;
   experiment: Experiment;
   prepared: Prepared;
-  executor: Executor;
+  /** The executor of each host the run's variants use. */
+  executorFor: (host: HostId) => Executor;
+  /** Hosts of the run this machine cannot start, with why. */
+  unreadyHosts: Map<HostId, string>;
   fixtures: Map<string, TreeSnapshot>;
   /** Each task's baseline, shared by this worker's trials of the run as a local run shares it. */
   baselines: SharedBaselines;
@@ -321,6 +325,8 @@ class QueueWorker {
           `the bundle's experiment has no ${data.trial.variant}/${data.trial.task}`,
         ),
       );
+    const unready = run.unreadyHosts.get(runtimeOf(run.experiment, variant).host);
+    if (unready !== undefined) return answered(this.handBack(data, unready));
     return { kind: "runnable", job: { data, run, task, variant, fixture } };
   }
 
@@ -344,7 +350,7 @@ class QueueWorker {
         variant,
         assembled: run.prepared.variants.get(variant.id)!,
         graders: run.prepared.graders.get(task.id) ?? [],
-        executor: run.executor,
+        executor: run.executorFor(runtimeOf(run.experiment, variant).host),
         job: trial,
         artifactDir,
         secretValues: secretValuesFromEnv(this.env),
@@ -441,15 +447,20 @@ class QueueWorker {
     const prepared = await prepareOrThrow(experiment, {
       ...(data.unsafeNoSandbox ? { unsafeNoSandbox: true } : {}),
       checkHost: true,
+      hostsCheckedByCaller: true,
       env: this.env,
     }).catch((error: Error) => {
       throw new WorkerUnfitError(error.message);
     });
+    const unready = new Map(
+      (await unreadyHosts(experiment, this.env)).map(({ host, problems }) => [
+        host,
+        `the ${host} host cannot start here: ${problems.map((p) => `${p.path}: ${p.message}`).join("; ")}`,
+      ]),
+    );
     const fixtures = new Map<string, TreeSnapshot>();
     for (const task of experiment.tasks) fixtures.set(task.id, await snapshotTree(task.fixtureDir));
-    const executor = (this.options.executorFor ?? createExecutor)(
-      experiment.runtime.host as HostId,
-    );
+    const executors = executorsByHost(this.options.executorFor ?? createExecutor);
     // Notes of the baselines' area go in the worker's own folder, removed when it stops.
     const baselines = shareBaselines({
       enabled: !prepared.containment.record.unsafe,
@@ -457,7 +468,15 @@ class QueueWorker {
       tempParent: this.tempParent,
       user: "run",
     });
-    return { root: unpacked.dir, experiment, prepared, executor, fixtures, baselines };
+    return {
+      root: unpacked.dir,
+      experiment,
+      prepared,
+      executorFor: executors,
+      unreadyHosts: unready,
+      fixtures,
+      baselines,
+    };
   }
 }
 

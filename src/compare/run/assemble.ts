@@ -27,6 +27,8 @@ import {
   FORGE_ACCESS_SETTING,
   FORGE_ACCESS_VALUES,
   type ForgeAccess,
+  type RuntimeSpec,
+  runtimeOf,
   type VariantSpec,
 } from "../experiment.js";
 
@@ -182,14 +184,15 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
   const variants = new Map<string, AssembledVariant>();
   const problems: InputProblem[] = [];
   for (const variant of experiment.variants) {
+    const host = runtimeOf(experiment, variant).host;
     const { revision, report } = resolveComposition(compiled.bundle, variant.composition, {
-      host: experiment.runtime.host as HostId,
+      host,
     });
     if (revision === undefined) {
       const errors = report.errors.join("; ");
       problems.push({
         path: variant.compositionField,
-        message: `composition "${variant.composition}" does not resolve for host ${experiment.runtime.host}: ${errors || report.status}`,
+        message: `composition "${variant.composition}" does not resolve for host ${host}: ${errors || report.status}`,
       });
       continue;
     }
@@ -241,7 +244,7 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
  * realized, the permissions, the settings and the preamble, with the same runtime and agent.
  * Two compositions with other names (and so other revision ids) can still give exactly this.
  */
-function setupKey(variant: VariantSpec, assembled: AssembledVariant): string {
+function setupKey(variant: VariantSpec, assembled: AssembledVariant, runtime: RuntimeSpec): string {
   const { revision } = assembled;
   return canonicalJson({
     components: revision.resolved.components,
@@ -256,6 +259,7 @@ function setupKey(variant: VariantSpec, assembled: AssembledVariant): string {
     guidance: assembled.preamble.split("\n").slice(1).join("\n"),
     runtimeProfile: variant.runtimeProfile ?? null,
     agent: variant.agent ?? null,
+    runtime,
   });
 }
 
@@ -269,7 +273,7 @@ function sameSetups(
   for (const variant of experiment.variants) {
     const mine = assembled.get(variant.id);
     if (mine === undefined) continue;
-    const key = setupKey(variant, mine);
+    const key = setupKey(variant, mine, runtimeOf(experiment, variant));
     const earlier = seen.get(key);
     if (earlier === undefined) {
       seen.set(key, variant);
@@ -281,7 +285,7 @@ function sameSetups(
       .map((r) => r.componentId);
     problems.push({
       path: variant.compositionField,
-      message: `${earlier.isBaseline ? "baseline" : `variant "${earlier.id}"`} and ${variant.isBaseline ? "baseline" : `variant "${variant.id}"`} are the same setup: compositions "${earlier.composition}" (${theirs.revision.revisionId}) and "${variant.composition}" (${mine.revision.revisionId}) give the ${experiment.runtime.host} host the same components (${components.join(", ") || "none"}), realized the same way, with the same permissions, settings, runtime and agent, so the comparison could only measure noise. Make them differ: e.g. move the components only one setup should have into a plugin that only its composition includes (including a plugin enables everything it provides)`,
+      message: `${earlier.isBaseline ? "baseline" : `variant "${earlier.id}"`} and ${variant.isBaseline ? "baseline" : `variant "${variant.id}"`} are the same setup: compositions "${earlier.composition}" (${theirs.revision.revisionId}) and "${variant.composition}" (${mine.revision.revisionId}) give the ${runtimeOf(experiment, variant).host} host the same components (${components.join(", ") || "none"}), realized the same way, with the same permissions, settings, runtime and agent, so the comparison could only measure noise. Make them differ: e.g. move the components only one setup should have into a plugin that only its composition includes (including a plugin enables everything it provides)`,
     });
   }
   return problems;

@@ -13,7 +13,7 @@ import {
 } from "../../sandbox/index.js";
 import { ExperimentInputError } from "../errors.js";
 import { defaultStateDir } from "../evidence/record-seal.js";
-import type { Experiment } from "../experiment.js";
+import { type Experiment, hostsOf, runtimeOf } from "../experiment.js";
 
 /** The installed harnesslab package (`dist/` and the sources beside it): no command may read it. */
 const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
@@ -35,8 +35,9 @@ function trialCodeRunners(experiment: Experiment): string[] {
       `validation commands (${experiment.runtime.validationCommands.map((c) => c.join(" ")).join(", ")}) run the trial's code`,
     );
   // Pi answers without tools; the others run the agent's approved commands in their own process.
-  if (experiment.runtime.host !== "scripted" && experiment.runtime.host !== "pi")
-    reasons.push(`the ${experiment.runtime.host} host runs the agent's approved commands itself`);
+  for (const host of hostsOf(experiment))
+    if (host !== "scripted" && host !== "pi")
+      reasons.push(`the ${host} host runs the agent's approved commands itself`);
   for (const task of experiment.tasks)
     for (const grader of task.graders)
       if (grader.kind !== "scope")
@@ -97,10 +98,19 @@ export async function chooseSandbox(
     return { sandbox, record: { kind: "none", description: sandbox.description, unsafe: true } };
   }
   const support = await detectSandbox();
-  if (support.available && experiment.runtime.host === "qoder")
+  const qoder = experiment.variants.filter((v) => runtimeOf(experiment, v).host === "qoder");
+  if (support.available && qoder.length > 0)
     throw new ExperimentInputError(
       experiment.manifestPath,
-      [{ path: "runtime.host", message: QODER_NOT_CONTAINABLE }],
+      [
+        {
+          path:
+            experiment.runtime.host === "qoder"
+              ? "runtime.host"
+              : `${qoder[0]!.manifestField}.host`,
+          message: QODER_NOT_CONTAINABLE,
+        },
+      ],
       "refusing to run agent-written code without an OS sandbox",
     );
   if (support.available) {

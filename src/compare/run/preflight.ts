@@ -5,7 +5,7 @@ import { checkAgentModule, type HostId, hostReadiness } from "../../exec/index.j
 import type { CommandSandbox } from "../../sandbox/index.js";
 import type { InputProblem } from "../../shared/index.js";
 import { ExperimentInputError } from "../errors.js";
-import type { Experiment } from "../experiment.js";
+import { type Experiment, hostsOf, runtimeOf } from "../experiment.js";
 import { checkOutDir, missingGraderPrograms, programFound } from "../manifest/index.js";
 import { type PreparedGrader, prepareGraders } from "../trial/graders.js";
 import { type AssembledVariant, assembleExperiment } from "./assemble.js";
@@ -24,6 +24,11 @@ export interface PreflightOptions {
    * caller that passes its own executor decides for itself.
    */
   checkHost?: boolean;
+  /**
+   * With checkHost: leave the hosts' readiness to the caller (a queue worker asks per trial, so
+   * one that lacks a host still runs the variants of the others).
+   */
+  hostsCheckedByCaller?: boolean;
   /** Where the host's credentials are read from (default: the process's environment). */
   env?: NodeJS.ProcessEnv;
 }
@@ -86,11 +91,11 @@ export async function preflight(
   // A scripted agent module is loaded now, in a thread as every trial loads it: one that does not
   // load fails here, before any trial, rather than as a trial's infrastructure error each time.
   const agentProblems: InputProblem[] = [];
-  for (const [index, variant] of experiment.variants.entries()) {
+  for (const variant of experiment.variants) {
     if (variant.agent?.kind !== "module") continue;
     const imported = await checkAgentModule(variant.agent.modulePath);
     if (!imported.ok)
-      agentProblems.push({ path: `variants[${index}].agent`, message: imported.error });
+      agentProblems.push({ path: `${variant.manifestField}.agent`, message: imported.error });
   }
   if (failed("cannot load the agents", agentProblems)) return { failures };
 
@@ -120,15 +125,13 @@ export async function preflight(
   )
     return { failures };
 
-  if (options.checkHost) {
-    const problems = await hostReadiness(
-      experiment.runtime.host as HostId,
-      options.env ?? process.env,
-    );
+  if (options.checkHost && !options.hostsCheckedByCaller) {
+    const unready = await unreadyHosts(experiment, options.env ?? process.env);
     if (
+      unready.length > 0 &&
       failed(
-        `the ${experiment.runtime.host} host cannot start here`,
-        problems.map((p) => ({ path: `runtime.host (${p.what})`, message: p.message })),
+        `the ${unready.map((u) => u.host).join(" and ")} host${unready.length > 1 ? "s" : ""} cannot start here`,
+        unready.flatMap((u) => u.problems),
       )
     )
       return { failures };
@@ -195,4 +198,37 @@ async function forgeReadiness(
           message: `${program} is not on PATH: a variant whose composition sets forge.access = "cli" could not run it; install it or remove it from forge.commands`,
         });
   return problems;
+}
+
+/**
+ * Each host of the experiment that cannot start here, with its problems named after the variants
+ * that run on it (`runtime.host` when they all use the experiment's runtime).
+ */
+export async function unreadyHosts(
+  experiment: Experiment,
+  env: NodeJS.ProcessEnv,
+): Promise<Array<{ host: HostId; problems: InputProblem[] }>> {
+  const unready: Array<{ host: HostId; problems: InputProblem[] }> = [];
+  for (const host of hostsOf(experiment)) {
+    const found = await hostReadiness(host, env);
+    if (found.length === 0) continue;
+    const own = experiment.variants.filter(
+      (v) => v.runtime !== undefined && runtimeOf(experiment, v).host === host,
+    );
+    const where =
+      own.length === 0 || experiment.runtime.host === host
+        ? "runtime.host"
+        : own.map((v) => `${v.manifestField}.host`).join(", ");
+    const variants = experiment.variants
+      .filter((v) => runtimeOf(experiment, v).host === host)
+      .map((v) => v.id);
+    unready.push({
+      host,
+      problems: found.map((p) => ({
+        path: `${where} (${p.what})`,
+        message: `${p.message} (needed by ${variants.length === 1 ? "variant" : "variants"} ${variants.join(", ")})`,
+      })),
+    });
+  }
+  return unready;
 }

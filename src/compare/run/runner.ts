@@ -23,6 +23,7 @@ import {
 } from "../../artifacts/index.js";
 import {
   type Executor,
+  executorsByHost,
   type HostId,
   permissionDecisionsDocument,
   redactText,
@@ -47,7 +48,7 @@ import {
   stopsBySequentialDesign,
   writeVerdictFiles,
 } from "../evidence/verdict.js";
-import type { Experiment, TrialJob } from "../experiment.js";
+import { type Experiment, runtimeOf, type TrialJob } from "../experiment.js";
 import { runTrial } from "../trial/trial.js";
 import { stoppedEarlyReason } from "../trial/trial-record.js";
 import { shareBaselines } from "./baselines.js";
@@ -112,7 +113,7 @@ export interface RunExperimentOptions {
   retryInfra?: number;
   /** First wait before retrying a rate limit or network error, doubled per attempt (default 2000 ms). */
   retryBackoffMs?: number;
-  /** The executor for the runtime host; the seam where tests put a fake SDK. */
+  /** The executor for a host (asked once per host the variants use); the seam where tests put a fake SDK. */
   executorFor: (host: HostId) => Executor;
   onProgress?: (progress: RunProgress) => void;
   /** Told what the run waits for (free disk space) while it waits, for a person. */
@@ -492,7 +493,7 @@ const localTrials: TrialPlaceFactory = async ({
   signal,
 }) => {
   const { prepared, before, outDir } = inputs;
-  const executor = options.executorFor(experiment.runtime.host as HostId);
+  const executorFor = executorsByHost(options.executorFor);
   const baselines = shareBaselines({
     enabled: !prepared.containment.record.unsafe,
     outDir,
@@ -511,7 +512,7 @@ const localTrials: TrialPlaceFactory = async ({
         variant,
         assembled: prepared.variants.get(variant.id)!,
         graders: prepared.graders.get(task.id) ?? [],
-        executor,
+        executor: executorFor(runtimeOf(experiment, variant).host),
         job,
         artifactDir,
         secretValues,

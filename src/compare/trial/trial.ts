@@ -43,7 +43,15 @@ import {
   unpatchableEntries,
   watchDiskUse,
 } from "../../workspace/index.js";
-import type { AgentSpec, Experiment, TaskSpec, TrialJob, VariantSpec } from "../experiment.js";
+import {
+  type AgentSpec,
+  type Experiment,
+  type RuntimeSpec,
+  runtimeOf,
+  type TaskSpec,
+  type TrialJob,
+  type VariantSpec,
+} from "../experiment.js";
 import type { AssembledVariant } from "../run/assemble.js";
 import { markWorkspace, unmarkWorkspaceIfGone } from "../run/workspace-marker.js";
 import { classifyTrial, type TrialEvidence } from "./classify.js";
@@ -158,8 +166,7 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function toolSettings(experiment: Experiment) {
-  const runtime = experiment.runtime;
+function toolSettings(runtime: RuntimeSpec) {
   if (runtime.host === "scripted") {
     return {
       tools: ["Read", "Write", "Edit", "Glob", "Grep", "Bash"],
@@ -443,11 +450,12 @@ async function runAgent(
   const { experiment, task, variant, job } = context;
   if (!proceeding(state, held)) return;
   const workspace = held.workspace;
-  const settings = toolSettings(experiment);
+  const runtime = runtimeOf(experiment, variant);
+  const settings = toolSettings(runtime);
   const policy = createToolPolicy({
     trialRoot: workspace.root,
     allowedWrites: task.expectedFiles,
-    allowedCommands: experiment.runtime.validationCommands,
+    allowedCommands: runtime.validationCommands,
     tools: settings.tools,
     mcpTools: state.forge?.access.mcp?.tools ?? [],
     ...setupPolicy(state.setup),
@@ -476,7 +484,7 @@ async function runAgent(
         guard.abort(new Error("the executor did not return in time"));
         resolve("abandoned");
       },
-      Math.min(experiment.runtime.timeoutMs + graceMs, 2_147_483_647),
+      Math.min(runtime.timeoutMs + graceMs, 2_147_483_647),
     );
   });
   try {
@@ -487,7 +495,7 @@ async function runAgent(
         preamble: state.preamble,
         cwd: workspace.root,
         policy,
-        timeoutMs: experiment.runtime.timeoutMs,
+        timeoutMs: runtime.timeoutMs,
         signal,
         scratchDir: workspace.scratchDir,
         sandbox: context.sandbox,
@@ -507,7 +515,7 @@ async function runAgent(
     if (outcome === "abandoned") {
       state.evidence.harnessFailure = {
         reason: "executor_unresponsive",
-        message: `the ${context.executor.host} executor did not return within its ${experiment.runtime.timeoutMs} ms timeout plus ${graceMs} ms; the trial was abandoned`,
+        message: `the ${context.executor.host} executor did not return within its ${runtime.timeoutMs} ms timeout plus ${graceMs} ms; the trial was abandoned`,
       };
     } else {
       state.evidence.receipt = outcome;
