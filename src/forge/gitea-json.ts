@@ -1,18 +1,21 @@
-// Forge records rendered as Gitea API v1 JSON (modules/structs in Gitea 1.23): field
+// Forge records rendered as Gitea API v1 JSON (modules/structs in Gitea 1.27): field
 // names, `null` where Gitea sends null (no assignees, no milestone, not merged), bare-hex
 // label colours, HTML URLs in comments' `issue_url`/`pull_request_url`.
+
+import type { ChangedFile, CommitInfo } from "./git.js";
 import type {
   Account,
   CommentRecord,
   IssueRecord,
   LabelRecord,
+  ReactionRecord,
   RepoRecord,
   ReviewCommentRecord,
   ReviewRecord,
 } from "./model.js";
 import type { ForgeStore } from "./store.js";
 
-export const GITEA_VERSION = "1.23.0";
+export const GITEA_VERSION = "1.27.1";
 
 /** What every rendering needs: the instance root (with a trailing slash) and the store. */
 export interface RenderContext {
@@ -342,4 +345,130 @@ export function reviewCommentJson(
 /** Gitea's error body: `{message, url}` with the API documentation's address. */
 export function errorJson(ctx: { root: string }, message: string) {
   return { message, url: `${ctx.root}api/swagger` };
+}
+
+/** A file a pull request changes (Gitea's ChangedFile). */
+export function changedFileJson(
+  ctx: RenderContext,
+  repo: RepoRecord,
+  headSha: string,
+  file: ChangedFile,
+) {
+  const path = file.filename.split("/").map(encodeURIComponent).join("/");
+  return {
+    filename: file.filename,
+    ...(file.previousFilename === undefined ? {} : { previous_filename: file.previousFilename }),
+    status: file.status,
+    additions: file.additions,
+    deletions: file.deletions,
+    changes: file.additions + file.deletions,
+    html_url: `${repoBase(ctx, repo)}/src/commit/${headSha}/${path}`,
+    contents_url: `${repoApi(ctx, repo)}/contents/${path}?ref=${headSha}`,
+    raw_url: `${repoBase(ctx, repo)}/raw/commit/${headSha}/${path}`,
+  };
+}
+
+/** A commit (Gitea's Commit); its author and committer are no account of the forge's. */
+export function commitJson(ctx: RenderContext, repo: RepoRecord, commit: CommitInfo) {
+  const api = repoApi(ctx, repo);
+  return {
+    url: `${api}/git/commits/${commit.sha}`,
+    sha: commit.sha,
+    created: commit.committer.date,
+    html_url: `${repoBase(ctx, repo)}/commit/${commit.sha}`,
+    commit: {
+      url: `${api}/git/commits/${commit.sha}`,
+      author: commit.author,
+      committer: commit.committer,
+      message: commit.message,
+      tree: {
+        url: `${api}/git/trees/${commit.tree}`,
+        sha: commit.tree,
+        created: commit.committer.date,
+      },
+      verification: {
+        verified: false,
+        reason: "gpg.error.not_signed_commit",
+        signature: "",
+        signer: null,
+        payload: "",
+      },
+    },
+    author: null,
+    committer: null,
+    parents: commit.parents.map((sha) => ({
+      url: `${api}/git/commits/${sha}`,
+      sha,
+      created: commit.committer.date,
+    })),
+  };
+}
+
+/** A reaction to an issue or pull request (Gitea's Reaction). */
+export function reactionJson(ctx: RenderContext, reaction: ReactionRecord) {
+  return {
+    user: userJson(ctx, reaction.user),
+    content: reaction.content,
+    created_at: reaction.createdAt,
+  };
+}
+
+/** A file or folder entry at a commit (Gitea's ContentsResponse); `content` only for a file asked for. */
+export function contentsJson(
+  ctx: RenderContext,
+  repo: RepoRecord,
+  ref: string,
+  entry: {
+    name: string;
+    path: string;
+    type: "file" | "dir" | "symlink" | "submodule";
+    sha: string;
+    size: number;
+    lastCommit: string;
+    content?: Buffer;
+  },
+) {
+  const path = entry.path.split("/").map(encodeURIComponent).join("/");
+  const self = `${repoApi(ctx, repo)}/contents/${path}?ref=${encodeURIComponent(ref)}`;
+  const html = `${repoBase(ctx, repo)}/src/branch/${encodeURIComponent(ref)}/${path}`;
+  const gitUrl = `${repoApi(ctx, repo)}/git/${entry.type === "dir" ? "trees" : "blobs"}/${entry.sha}`;
+  return {
+    name: entry.name,
+    path: entry.path,
+    sha: entry.sha,
+    last_commit_sha: entry.lastCommit,
+    type: entry.type,
+    size: entry.size,
+    encoding: entry.content === undefined ? null : "base64",
+    content: entry.content === undefined ? null : entry.content.toString("base64"),
+    target: null,
+    url: self,
+    html_url: html,
+    git_url: gitUrl,
+    download_url:
+      entry.type === "file"
+        ? `${repoBase(ctx, repo)}/raw/branch/${encodeURIComponent(ref)}/${path}`
+        : null,
+    submodule_git_url: null,
+    _links: { self, git: gitUrl, html },
+  };
+}
+
+/** An organization (Gitea's Organization). */
+export function organizationJson(ctx: RenderContext, login: string) {
+  const account = ctx.store.account(login);
+  const name = account?.login ?? login;
+  return {
+    id: account?.id ?? -1,
+    name,
+    username: name,
+    full_name: "",
+    email: "",
+    avatar_url: `${ctx.root}avatars/${encodeURIComponent(name.toLowerCase())}`,
+    description: "",
+    website: "",
+    location: "",
+    visibility: "public",
+    repo_admin_change_team_access: false,
+  };
 }

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { formatJsonPath } from "../shared/index.js";
 import { errorJson, type RenderContext } from "./gitea-json.js";
+import { asGoDecodes } from "./go-json.js";
 import type { RepoRecord, WriteLogEntry } from "./model.js";
 import { type ForgeStore, isValidName, NOT_FOUND } from "./store.js";
 
@@ -108,7 +109,7 @@ export async function readBody<S extends z.ZodType>(
     }
   }
   c.set("body", json);
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(asGoDecodes(json, schema));
   if (parsed.success) return { ok: true, value: parsed.data };
   const issue = parsed.error.issues[0]!;
   const where = issue.path.length === 0 ? "body" : formatJsonPath(issue.path);

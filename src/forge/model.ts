@@ -62,6 +62,13 @@ export interface PullRecord {
 }
 
 /** An issue, or a pull request (`pull` set): both live in one number space per repository. */
+/** A reaction (`+1`, `heart`, …) a user gave an issue or pull request. */
+export interface ReactionRecord {
+  user: string;
+  content: string;
+  createdAt: string;
+}
+
 export interface IssueRecord {
   id: number;
   number: number;
@@ -76,6 +83,8 @@ export interface IssueRecord {
   updatedAt: string;
   closedAt: string | null;
   pull?: PullRecord;
+  /** Reactions, oldest first (data only: no grader reads them). */
+  reactions?: ReactionRecord[];
 }
 
 export interface RepoRecord {

@@ -4,7 +4,9 @@
 import { z } from "zod";
 
 const text = z.string().max(65_536, "at most 65536 characters");
-const login = z.string().min(1).max(100);
+// Go clients send "" for an assignee they do not set, and [""] for an empty list split on ",";
+// the routes read both as Gitea does (see assigneeList).
+const login = z.string().max(100);
 const labelRef = z.union([z.number().int(), z.string().min(1).max(200)]);
 
 export const createRepoOption = z.object({
@@ -64,6 +66,22 @@ export const issueLabelsOption = z.object({
   labels: z.array(labelRef).max(100).optional(),
 });
 
+/** Gitea's default `[ui] REACTIONS`. */
+export const ALLOWED_REACTIONS: readonly string[] = [
+  "+1",
+  "-1",
+  "laugh",
+  "hooray",
+  "confused",
+  "heart",
+  "rocket",
+  "eyes",
+];
+
+export const editReactionOption = z.object({
+  content: z.string({ error: "Required" }).max(100),
+});
+
 export const commentOption = z.object({
   body: text.min(1, "Required"),
 });
@@ -100,11 +118,23 @@ const mergeStyles = [
   "manually-merged",
 ] as const;
 
+/**
+ * Gitea 1.26+ reads `do`, `merge_title_field`, `merge_message_field` and `merge_commit_id`, and
+ * still the older `Do`, `MergeTitleField`, `MergeMessageField` and `MergeCommitID` its Go SDK
+ * sends (`do`/`Do` are one key to Go's decoder anyway). An empty or absent style is `merge`.
+ */
 export const mergePullRequestOption = z.object({
-  Do: z.enum(mergeStyles, { error: `expected one of ${mergeStyles.join(", ")}` }),
+  Do: z
+    .union([z.enum(mergeStyles), z.literal("")], {
+      error: `expected one of ${mergeStyles.join(", ")}`,
+    })
+    .optional(),
   MergeTitleField: z.string().max(255).optional(),
   MergeMessageField: text.optional(),
   MergeCommitID: z.string().max(64).optional(),
+  merge_title_field: z.string().max(255).optional(),
+  merge_message_field: text.optional(),
+  merge_commit_id: z.string().max(64).optional(),
   delete_branch_after_merge: z.boolean().optional(),
   force_merge: z.boolean().optional(),
   head_commit_id: z.string().max(64).optional(),
@@ -112,6 +142,13 @@ export const mergePullRequestOption = z.object({
 });
 
 const reviewEvents = ["APPROVED", "REQUEST_CHANGES", "COMMENT", "PENDING", ""] as const;
+
+export const submitPullReviewOptions = z.object({
+  event: z
+    .enum(reviewEvents, { error: `expected one of APPROVED, REQUEST_CHANGES, COMMENT, PENDING` })
+    .optional(),
+  body: text.optional(),
+});
 
 export const createPullReviewOptions = z.object({
   event: z

@@ -1,7 +1,7 @@
 // Issue, issue-label, comment and issue-search endpoints of the local forge. Gitea serves
 // pull requests through these too: a pull request is an issue with a `pull_request` field.
 import type { Hono } from "hono";
-import { commentJson, issueJson, labelJson } from "./gitea-json.js";
+import { commentJson, issueJson, labelJson, reactionJson } from "./gitea-json.js";
 import {
   ANY_BODY,
   beginWrite,
@@ -13,13 +13,16 @@ import {
   intParam,
   notFound,
   paginate,
+  readBody,
   repoTarget,
 } from "./http.js";
-import type { IssueRecord, RepoRecord } from "./model.js";
+import type { IssueRecord, ReactionRecord, RepoRecord } from "./model.js";
 import {
+  ALLOWED_REACTIONS,
   commentOption,
   createIssueOption,
   editIssueOption,
+  editReactionOption,
   issueLabelsOption,
 } from "./requests.js";
 import type { IssueFilter } from "./store.js";
@@ -33,6 +36,39 @@ function stateQuery(c: ForgeContext): IssueFilter["state"] {
 function typeQuery(c: ForgeContext): IssueFilter["type"] {
   const type = c.req.query("type");
   return type === "issues" || type === "pulls" ? type : undefined;
+}
+
+/**
+ * The issue filter a list or search request asks for; a `since`/`before` that is not an RFC 3339
+ * time is Gitea's 422.
+ */
+function issueFilterOf(
+  c: ForgeContext,
+): { ok: true; filter: IssueFilter } | { ok: false; field: string } {
+  const time = (name: string): number | undefined | null => {
+    const raw = c.req.query(name);
+    if (raw === undefined || raw === "") return undefined;
+    const value = /^\d{4}-\d{2}-\d{2}T/.test(raw) ? Date.parse(raw) : Number.NaN;
+    return Number.isNaN(value) ? null : value;
+  };
+  const since = time("since");
+  const before = time("before");
+  if (since === null) return { ok: false, field: "since" };
+  if (before === null) return { ok: false, field: "before" };
+  return {
+    ok: true,
+    filter: {
+      state: stateQuery(c),
+      type: typeQuery(c),
+      labels: listQuery(c.req.query("labels")),
+      keyword: c.req.query("q"),
+      createdBy: c.req.query("created_by") || undefined,
+      assignedTo: c.req.query("assigned_by") || undefined,
+      mentioned: c.req.query("mentioned_by") || undefined,
+      ...(since === undefined ? {} : { since }),
+      ...(before === undefined ? {} : { before }),
+    },
+  };
 }
 
 function listQuery(value: string | undefined): string[] | undefined {
@@ -49,7 +85,9 @@ export function assigneeList(
   many: readonly string[] | null | undefined,
 ): string[] | undefined {
   if (one == null && many == null) return undefined;
-  return [...(one ? [one] : []), ...(many ?? [])];
+  // Gitea's rule: a list whose first login is empty is no list (Go's split of "" gives [""]).
+  const listed = many !== null && many !== undefined && many[0] !== "" ? many : [];
+  return [...(one && !listed.includes(one) ? [one] : []), ...listed];
 }
 
 /**
@@ -59,12 +97,10 @@ export function assigneeList(
 export function registerIssueSearchRoute(app: Hono<ForgeEnv>, rt: ForgeRuntime): void {
   app.get("/api/v1/repos/issues/search", (c) => {
     const owner = c.req.query("owner")?.toLowerCase();
-    const filter: IssueFilter = {
-      state: stateQuery(c),
-      type: typeQuery(c),
-      labels: listQuery(c.req.query("labels")),
-      keyword: c.req.query("q"),
-    };
+    const asked = issueFilterOf(c);
+    if (!asked.ok) return fail(c, rt, 422, `invalid ${asked.field}: expected an RFC 3339 time`);
+    // The search has no per-user filters by login (Gitea's are relative to the caller).
+    const { createdBy: _c, assignedTo: _a, mentioned: _m, ...filter } = asked.filter;
     const found = rt.store
       .allRepos()
       .filter((repo) => !repo.private || c.get("actor") !== null)
@@ -87,14 +123,9 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
   app.get("/api/v1/repos/:owner/:repo/issues", (c) => {
     const repo = findRepo(c, rt);
     if (!repo) return notFound(c, rt);
-    const issues = rt.store.listIssues(repo, {
-      state: stateQuery(c),
-      type: typeQuery(c),
-      labels: listQuery(c.req.query("labels")),
-      keyword: c.req.query("q"),
-      createdBy: c.req.query("created_by") || undefined,
-      assignedTo: c.req.query("assigned_by") || undefined,
-    });
+    const asked = issueFilterOf(c);
+    if (!asked.ok) return fail(c, rt, 422, `invalid ${asked.field}: expected an RFC 3339 time`);
+    const issues = rt.store.listIssues(repo, asked.filter);
     return c.json(paginate(c, rt, issues).map((issue) => issueJson(rt, repo, issue)));
   });
 
@@ -157,7 +188,8 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     const edited = rt.store.editIssue(
       found.issue,
       {
-        title: body.title,
+        // Gitea changes the title only to a non-empty one: Go clients send "" for "unchanged".
+        title: body.title || undefined,
         body: body.body ?? undefined,
         state: body.state ?? undefined,
         assignees: assigneeList(body.assignee, body.assignees),
@@ -183,6 +215,41 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     const comment = rt.store.addComment(found.issue, actor, body.body);
     return c.json(commentJson(rt, found.repo, found.issue, comment), 201);
   });
+
+  // Reactions: Gitea's default set (setting.UI.Reactions); any signed-in reader may react.
+  app.get("/api/v1/repos/:owner/:repo/issues/:index/reactions", (c) => {
+    const found = issueOf(c);
+    if (!found) return notFound(c, rt);
+    return c.json(
+      paginate(c, rt, found.issue.reactions ?? []).map((reaction) => reactionJson(rt, reaction)),
+    );
+  });
+  for (const method of ["post", "delete"] as const) {
+    app[method]("/api/v1/repos/:owner/:repo/issues/:index/reactions", async (c) => {
+      const found = issueOf(c);
+      if (!found) return notFound(c, rt);
+      const actor = c.get("actor");
+      if (actor === null) return fail(c, rt, 401, "token is required");
+      const body = await readBody(c, rt, editReactionOption);
+      if (!body.ok) return body.response;
+      const content = body.value.content;
+      if (!ALLOWED_REACTIONS.includes(content))
+        return fail(c, rt, 403, `'${content}' is not an allowed reaction`);
+      found.issue.reactions ??= [];
+      const reactions = found.issue.reactions;
+      const mine = (r: ReactionRecord) =>
+        r.content === content && r.user.toLowerCase() === actor.toLowerCase();
+      const existing = reactions.find(mine);
+      if (method === "delete") {
+        found.issue.reactions = reactions.filter((r) => !mine(r));
+        return c.body(null, 204);
+      }
+      if (existing) return c.json(reactionJson(rt, existing), 200);
+      const reaction = { user: actor, content, createdAt: rt.store.now() };
+      reactions.push(reaction);
+      return c.json(reactionJson(rt, reaction), 201);
+    });
+  }
 
   const labelsResponse = (c: ForgeContext, repo: RepoRecord, issue: IssueRecord) =>
     c.json(

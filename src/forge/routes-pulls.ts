@@ -1,7 +1,16 @@
 // Pull request, merge and review endpoints of the local forge.
+import { createHash } from "node:crypto";
 import type { Hono } from "hono";
-import { type PullShas, pullJson, reviewCommentJson, reviewJson } from "./gitea-json.js";
 import {
+  changedFileJson,
+  commitJson,
+  type PullShas,
+  pullJson,
+  reviewCommentJson,
+  reviewJson,
+} from "./gitea-json.js";
+import {
+  ANY_BODY,
   beginWrite,
   type ForgeContext,
   type ForgeEnv,
@@ -19,6 +28,7 @@ import {
   createPullReviewOptions,
   editPullRequestOption,
   mergePullRequestOption,
+  submitPullReviewOptions,
 } from "./requests.js";
 import { assigneeList } from "./routes-issues.js";
 
@@ -30,10 +40,18 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     return repo && issue?.pull ? { repo, issue } : undefined;
   };
 
-  /** Branch commits, read from git when the repository has it. */
+  /**
+   * Branch commits, read from git when the repository has it. A forge without git content still
+   * names each branch's commit, as every Gitea does (clients send it back as a review's
+   * `commit_id`): a stable id derived from the repository and the branch.
+   */
   const shasOf = async (repo: RepoRecord, issue: IssueRecord): Promise<PullShas> => {
-    if (!repo.gitDir || !rt.git) return { head: "", base: "" };
     const pull = issue.pull!;
+    if (!repo.gitDir || !rt.git) {
+      const id = (ref: string) =>
+        createHash("sha1").update(`${repo.owner}/${repo.name}\u0000${ref}`).digest("hex");
+      return { head: id(pull.head), base: id(pull.base) };
+    }
     return {
       head: (await rt.git.branchSha(repo.gitDir, pull.head)) ?? "",
       base: (await rt.git.branchSha(repo.gitDir, pull.base)) ?? "",
@@ -108,31 +126,71 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.get("/api/v1/repos/:owner/:repo/pulls/:index", async (c) => {
+    // `3.diff` and `3.patch` are the same route to Gitea's router: the change as text.
+    const asText = /^(\d{1,15})\.(diff|patch)$/.exec(c.req.param("index") ?? "");
+    if (asText !== null) {
+      const repo = findRepo(c, rt);
+      const issue = repo ? rt.store.issue(repo, Number(asText[1])) : undefined;
+      if (!repo || !issue?.pull) return notFound(c, rt);
+      const text =
+        repo.gitDir && rt.git
+          ? await rt.git.diff(repo.gitDir, issue.pull.base, issue.pull.head, asText[2] as "diff")
+          : "";
+      return c.body(text, 200, { "Content-Type": "text/plain; charset=utf-8" });
+    }
     const found = pullOf(c);
     return found ? c.json(await render(found.repo, found.issue)) : notFound(c, rt);
+  });
+
+  app.get("/api/v1/repos/:owner/:repo/pulls/:index/files", async (c) => {
+    const found = pullOf(c);
+    if (!found) return notFound(c, rt);
+    const pull = found.issue.pull!;
+    const files =
+      found.repo.gitDir && rt.git
+        ? await rt.git.changedFiles(found.repo.gitDir, pull.base, pull.head)
+        : [];
+    const head = (await shasOf(found.repo, found.issue)).head;
+    return c.json(
+      paginate(c, rt, files).map((file) => changedFileJson(rt, found.repo, head, file)),
+    );
+  });
+
+  app.get("/api/v1/repos/:owner/:repo/pulls/:index/commits", async (c) => {
+    const found = pullOf(c);
+    if (!found) return notFound(c, rt);
+    const pull = found.issue.pull!;
+    const commits =
+      found.repo.gitDir && rt.git
+        ? await rt.git.commits(found.repo.gitDir, pull.base, pull.head)
+        : [];
+    return c.json(paginate(c, rt, commits).map((commit) => commitJson(rt, found.repo, commit)));
   });
 
   app.patch("/api/v1/repos/:owner/:repo/pulls/:index", async (c) => {
     const found = await beginWrite(c, rt, pullOf(c), editPullRequestOption);
     if (!found.ok) return found.response;
     const { body } = found;
-    if (body.base !== undefined && body.base !== found.issue.pull!.base) {
-      if (!(await branchExists(found.repo, body.base)))
-        return fail(c, rt, 404, `new base '${body.base}' not exist`);
+    // As on Gitea, an empty title or base (a Go client's "not set") changes nothing.
+    const base = body.base || undefined;
+    if (base !== undefined && base !== found.issue.pull!.base) {
+      if (!(await branchExists(found.repo, base)))
+        return fail(c, rt, 404, `new base '${base}' not exist`);
     }
     const edited = rt.store.editIssue(
       found.issue,
       {
-        title: body.title,
+        title: body.title || undefined,
         body: body.body ?? undefined,
         state: body.state ?? undefined,
-        assignees: assigneeList(body.assignee, body.assignees),
+        // Unlike an issue edit, a pull request edit reads an empty `assignee` as unset (Gitea).
+        assignees: assigneeList(body.assignee || undefined, body.assignees),
         labelIds: body.labels ?? undefined,
       },
       found.repo,
     );
     if (!edited.ok) return fail(c, rt, edited.status, edited.message);
-    if (body.base !== undefined) found.issue.pull!.base = body.base;
+    if (base !== undefined) found.issue.pull!.base = base;
     return c.json(await render(found.repo, edited.value), 201);
   });
 
@@ -149,14 +207,17 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     const pull = issue.pull!;
     if (pull.merged) return fail(c, rt, 405, "The PR is already merged");
     if (issue.state === "closed") return notFound(c, rt);
-    let sha: string | null = body.MergeCommitID ?? null;
-    if (repo.gitDir && rt.git && body.Do !== "manually-merged") {
+    const style = body.Do || "merge";
+    const title = body.merge_title_field || body.MergeTitleField;
+    const message = body.merge_message_field ?? body.MergeMessageField;
+    let sha: string | null = body.merge_commit_id || body.MergeCommitID || null;
+    if (repo.gitDir && rt.git && style !== "manually-merged") {
       const merged = await rt.git.merge(repo.gitDir, {
         base: pull.base,
         head: pull.head,
-        style: body.Do,
-        title: body.MergeTitleField || `Merge pull request '${issue.title}' (#${issue.number})`,
-        message: body.MergeMessageField ?? "",
+        style,
+        title: title?.trim() || `Merge pull request '${issue.title}' (#${issue.number})`,
+        message: message ?? "",
         author: actor,
       });
       if (!merged.ok) return fail(c, rt, merged.status, merged.message);
@@ -200,7 +261,8 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
       return fail(c, rt, 422, "review event REQUEST_CHANGES requires a body");
     if (state === "COMMENT" && text.trim() === "" && comments.length === 0)
       return fail(c, rt, 422, "review event COMMENT requires a body or a comment");
-    const commitId = body.commit_id ?? (await shasOf(found.repo, found.issue)).head;
+    // An empty commit_id (a Go client's "not set") means the head, as on Gitea.
+    const commitId = body.commit_id || (await shasOf(found.repo, found.issue)).head;
     const review = rt.store.addReview(found.issue, actor, {
       state,
       body: text,
@@ -220,6 +282,34 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     const found = reviewOf(c);
     return found ? c.json(reviewJson(rt, found.repo, found.issue, found.review)) : notFound(c, rt);
   });
+  // A pending review is its author's to submit or delete (Gitea's rules and messages).
+  app.post("/api/v1/repos/:owner/:repo/pulls/:index/reviews/:id", async (c) => {
+    const found = await beginWrite(c, rt, reviewOf(c), submitPullReviewOptions);
+    if (!found.ok) return found.response;
+    const { actor, body, review, issue } = found;
+    if (review.author.toLowerCase() !== actor.toLowerCase()) return notFound(c, rt);
+    if (review.state !== "PENDING")
+      return fail(c, rt, 422, "only a pending review can be submitted");
+    const state = body.event || "PENDING";
+    const text = body.body ?? "";
+    const isPoster = issue.poster.toLowerCase() === actor.toLowerCase();
+    if (state === "PENDING") return fail(c, rt, 422, "review event PENDING is not allowed here");
+    if (state !== "APPROVED" && text.trim() === "" && review.body.trim() === "")
+      return fail(c, rt, 422, `review event ${state} requires a body`);
+    if ((state === "APPROVED" || state === "REQUEST_CHANGES") && isPoster)
+      return fail(c, rt, 422, "approve or reject your own pull is not allowed");
+    rt.store.submitReview(issue, review, state, text);
+    return c.json(reviewJson(rt, found.repo, issue, review));
+  });
+  app.delete("/api/v1/repos/:owner/:repo/pulls/:index/reviews/:id", async (c) => {
+    const found = await beginWrite(c, rt, reviewOf(c), ANY_BODY);
+    if (!found.ok) return found.response;
+    if (found.review.author.toLowerCase() !== found.actor.toLowerCase())
+      return fail(c, rt, 403, "only the review's author may delete it");
+    rt.store.deleteReview(found.issue, found.review);
+    return c.body(null, 204);
+  });
+
   app.get("/api/v1/repos/:owner/:repo/pulls/:index/reviews/:id/comments", (c) => {
     const found = reviewOf(c);
     if (!found) return notFound(c, rt);

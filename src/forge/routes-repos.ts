@@ -1,6 +1,14 @@
 // Instance, user, repository and label endpoints of the local forge.
 import type { Hono } from "hono";
-import { GITEA_VERSION, labelJson, repositoryJson, userJson } from "./gitea-json.js";
+import {
+  commitJson,
+  contentsJson,
+  GITEA_VERSION,
+  labelJson,
+  organizationJson,
+  repositoryJson,
+  userJson,
+} from "./gitea-json.js";
 import {
   ANY_BODY,
   beginWrite,
@@ -42,6 +50,13 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   app.get("/api/v1/users/:username", (c) => {
     const account = rt.store.account(c.req.param("username"));
     return account ? c.json(userJson(rt, account.login)) : notFound(c, rt);
+  });
+
+  app.get("/api/v1/orgs/:org", (c) => {
+    const account = rt.store.account(c.req.param("org"));
+    return account?.kind === "organization"
+      ? c.json(organizationJson(rt, account.login))
+      : notFound(c, rt);
   });
 
   app.get("/api/v1/repos/search", (c) => {
@@ -114,6 +129,78 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     repo.branches.add(body.new_branch_name);
     return c.json(branchJson(body.new_branch_name), 201);
   });
+
+  // The code at a ref, from the repository's git (a forge without git has no files).
+  const contents = async (c: ForgeContext, path: string) => {
+    const repo = findRepo(c, rt);
+    if (!repo?.gitDir || !rt.git) return notFound(c, rt);
+    const ref = c.req.query("ref") || repo.defaultBranch;
+    const found = await rt.git.readPath(repo.gitDir, ref, path);
+    if (found === undefined) return notFound(c, rt);
+    if (found.kind === "file")
+      return c.json(
+        contentsJson(rt, repo, ref, {
+          name: found.path.split("/").pop() ?? found.path,
+          path: found.path,
+          type: "file",
+          sha: found.sha,
+          size: found.size,
+          lastCommit: found.commit,
+          content: found.content,
+        }),
+      );
+    return c.json(
+      found.entries.map((entry) =>
+        contentsJson(rt, repo, ref, { ...entry, lastCommit: found.commit }),
+      ),
+    );
+  };
+  app.get("/api/v1/repos/:owner/:repo/contents", (c) => contents(c, ""));
+  app.get("/api/v1/repos/:owner/:repo/contents/*", (c) => {
+    const prefix = `/api/v1/repos/${c.req.param("owner")}/${c.req.param("repo")}/contents/`;
+    const raw = new URL(c.req.url).pathname.slice(prefix.length);
+    let path: string;
+    try {
+      path = decodeURIComponent(raw);
+    } catch {
+      return notFound(c, rt);
+    }
+    return contents(c, path);
+  });
+  app.get("/api/v1/repos/:owner/:repo/commits", async (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo?.gitDir || !rt.git) return notFound(c, rt);
+    const log = await rt.git.log(
+      repo.gitDir,
+      c.req.query("sha") || repo.defaultBranch,
+      c.req.query("path") || undefined,
+    );
+    if (log === undefined) return notFound(c, rt);
+    return c.json(paginate(c, rt, log).map((commit) => commitJson(rt, repo, commit)));
+  });
+
+  // Milestones are not part of the state a forge task seeds or grades: a repository has none.
+  app.get("/api/v1/repos/:owner/:repo/milestones", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    return c.json(paginate(c, rt, []));
+  });
+  app.get("/api/v1/repos/:owner/:repo/milestones/:id", (c) => notFound(c, rt));
+
+  // Who may be assigned: every user who can write to the repository (its owner, or the members
+  // of the organization that owns it). Collaborators are users added to a repository one by
+  // one; the forge adds none.
+  app.get("/api/v1/repos/:owner/:repo/assignees", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    return c.json(rt.store.writers(repo.owner).map((account) => userJson(rt, account.login)));
+  });
+  app.get("/api/v1/repos/:owner/:repo/collaborators", (c) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    return c.json(paginate(c, rt, []));
+  });
+  app.get("/api/v1/repos/:owner/:repo/collaborators/:collaborator", (c) => notFound(c, rt));
 
   app.get("/api/v1/repos/:owner/:repo/labels", (c) => {
     const repo = findRepo(c, rt);

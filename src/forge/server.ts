@@ -176,9 +176,34 @@ function createForgeApp(rt: ForgeRuntime, maxBodyBytes = DEFAULT_MAX_BODY_BYTES)
   registerRepoRoutes(app, rt);
   registerIssueRoutes(app, rt);
   registerPullRoutes(app, rt);
-  app.notFound((c) => notFound(c, rt));
+  const known = knownPaths(app);
+  app.notFound((c) => {
+    // A path the API has, asked with a method it does not take: 405, as Gitea's router answers.
+    const path = new URL(c.req.url).pathname;
+    const allowed = known.filter((route) => route.pattern.test(path)).map((r) => r.method);
+    if (allowed.length === 0) return notFound(c, rt);
+    c.header("Allow", [...new Set(allowed)].join(", "));
+    return fail(c, rt, 405, "Method Not Allowed");
+  });
   app.onError((_error, c) => fail(c, rt, 500, "internal error of the local forge"));
   return app;
+}
+
+/** Each route's method and a pattern its paths match (`:name` stands for one segment). */
+function knownPaths(app: Hono<ForgeEnv>): Array<{ method: string; pattern: RegExp }> {
+  return app.routes
+    .filter((route) => route.method !== "ALL" && route.path.startsWith("/api/"))
+    .map((route) => ({
+      method: route.method,
+      pattern: new RegExp(
+        `^${route.path
+          .split("/")
+          .map((part) =>
+            part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+          )
+          .join("/")}$`,
+      ),
+    }));
 }
 
 /** Starts a forge on 127.0.0.1 with one seeded repository; resolves once it accepts requests. */

@@ -55,6 +55,17 @@ export interface IssueFilter {
   keyword?: string;
   createdBy?: string;
   assignedTo?: string;
+  /** Only issues whose body or a comment mentions this login (`@login`). */
+  mentioned?: string;
+  /** Only issues updated at or after / at or before these instants (milliseconds). */
+  since?: number;
+  before?: number;
+}
+
+/** Whether `text` mentions `login` as Gitea finds mentions: `@login` not inside a longer name. */
+function mentions(text: string, login: string): boolean {
+  const escaped = login.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(^|[^\\w@.-])@${escaped}(?![\\w.-]*[\\w-])`, "i").test(text);
 }
 
 export interface NewIssue {
@@ -141,6 +152,13 @@ export class ForgeStore {
   user(login: string): Account | undefined {
     const account = this.account(login);
     return account?.kind === "user" ? account : undefined;
+  }
+
+  /** The users who may write to repositories owned by `owner`, by login. */
+  writers(owner: string): Account[] {
+    return [...this.accounts.values()]
+      .filter((account) => account.kind === "user" && this.canWriteAs(account.login, owner))
+      .sort((a, b) => a.login.localeCompare(b.login));
   }
 
   /** Whether `actor` may write to repositories owned by `owner` (the owner, or a member of it). */
@@ -293,6 +311,16 @@ export class ForgeStore {
           filter.assignedTo === undefined ||
           issue.assignees.some((a) => a.toLowerCase() === filter.assignedTo!.toLowerCase()),
       )
+      .filter(
+        (issue) =>
+          filter.mentioned === undefined ||
+          mentions(issue.body, filter.mentioned) ||
+          issue.comments.some((comment) => mentions(comment.body, filter.mentioned!)),
+      )
+      .filter((issue) => filter.since === undefined || Date.parse(issue.updatedAt) >= filter.since)
+      .filter(
+        (issue) => filter.before === undefined || Date.parse(issue.updatedAt) <= filter.before,
+      )
       .sort((a, b) => compare(b.createdAt, a.createdAt) || b.id - a.id);
   }
 
@@ -440,6 +468,21 @@ export class ForgeStore {
     issue.state = "closed";
     issue.closedAt = at;
     issue.updatedAt = at;
+  }
+
+  /** A pending review made final: its state (and body, when given) now. */
+  submitReview(issue: IssueRecord, review: ReviewRecord, state: ReviewState, body: string): void {
+    const at = this.now();
+    review.state = state;
+    if (body !== "") review.body = body;
+    review.submittedAt = at;
+    review.updatedAt = at;
+    this.touch(issue);
+  }
+
+  deleteReview(issue: IssueRecord, review: ReviewRecord): void {
+    issue.pull!.reviews = issue.pull!.reviews.filter((other) => other !== review);
+    this.touch(issue);
   }
 
   addReview(issue: IssueRecord, author: string, input: NewReview): ReviewRecord {

@@ -4,17 +4,28 @@ import { giteaApi } from "gitea-js";
 import { afterEach, describe, expect, it } from "vitest";
 import { captureRepoState, type RunningForge, startForge } from "../../src/forge/index.js";
 import { checkMutation, type RepoState } from "../../src/scoring/index.js";
+import { conformingFetch } from "../support/gitea-openapi.js";
 import { manyIssues, sampleSeed } from "./support.js";
 
 let forge: RunningForge | undefined;
+// Every answer gitea-js gets is checked against Gitea's OpenAPI document.
+let contract = conformingFetch();
 afterEach(async () => {
   await forge?.close();
   forge = undefined;
+  const { problems } = contract;
+  contract = conformingFetch();
+  expect(problems, "responses that differ from Gitea's OpenAPI document").toEqual([]);
 });
 
 async function start(seed: RepoState = sampleSeed(), clock?: () => number) {
   forge = await startForge({ seed, ...(clock ? { clock } : {}) });
-  return { forge, api: giteaApi(forge.url, { token: forge.token }), anon: giteaApi(forge.url, {}) };
+  const customFetch = contract.fetch;
+  return {
+    forge,
+    api: giteaApi(forge.url, { token: forge.token, customFetch }),
+    anon: giteaApi(forge.url, { customFetch }),
+  };
 }
 
 /** What gitea-js throws for a non-2xx answer: the Response with `error` set to the body. */

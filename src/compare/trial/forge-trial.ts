@@ -325,9 +325,15 @@ export async function startTrialForge(options: TrialForgeOptions): Promise<Trial
     Object.assign(env, {
       FORGE_URL: entrance.endpoint.url,
       FORGE_API_URL: `${entrance.endpoint.url}/api/v1`,
-      // For clients that read Gitea's variables (tea): the gateway replaces the token.
+      // For Gitea's own clients, each by the variables it reads; the gateway replaces the token.
+      // tea logs in from GITEA_INSTANCE_URL and GITEA_TOKEN (`tea login add` reads the
+      // GITEA_SERVER_* pair); gitea-mcp reads GITEA_HOST and GITEA_ACCESS_TOKEN.
+      GITEA_INSTANCE_URL: entrance.endpoint.url,
+      GITEA_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
       GITEA_SERVER_URL: entrance.endpoint.url,
       GITEA_SERVER_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
+      GITEA_HOST: entrance.endpoint.url,
+      GITEA_ACCESS_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
     });
   return {
     access: {
