@@ -472,3 +472,37 @@ export function organizationJson(ctx: RenderContext, login: string) {
     repo_admin_change_team_access: false,
   };
 }
+
+/**
+ * One entry of an issue's timeline (Gitea's TimelineComment): the forge records comments, and
+ * a pull request's submitted reviews, as events; state changes and label edits are not kept.
+ */
+export function timelineCommentJson(
+  ctx: RenderContext,
+  repo: RepoRecord,
+  issue: IssueRecord,
+  comment: CommentRecord,
+) {
+  const plain = commentJson(ctx, repo, issue, comment);
+  return {
+    id: plain.id,
+    type: "comment",
+    html_url: plain.html_url,
+    pull_request_url: plain.pull_request_url,
+    issue_url: plain.issue_url,
+    user: plain.user,
+    body: plain.body,
+    created_at: plain.created_at,
+    updated_at: plain.updated_at,
+    old_project_id: 0,
+    project_id: 0,
+    old_title: "",
+    new_title: "",
+    old_ref: "",
+    new_ref: "",
+    ref_action: "",
+    ref_commit_sha: "",
+    review_id: 0,
+    removed_assignee: false,
+  };
+}

@@ -39,21 +39,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * The body as Go would have decoded it into the struct `schema` describes: object keys renamed
- * to the field they match (exact first, then case-insensitive; a key matching no field is kept
- * for the schema to drop; of two keys for one field the later wins), `null` members removed,
- * nested objects and lists of objects likewise.
+ * to the field they match (exact first, then case-insensitive; a key matching no field is
+ * dropped; of two keys for one field the later wins), `null` members removed, nested objects and
+ * lists of objects likewise.
  */
 export function asGoDecodes(value: unknown, schema: z.ZodType): unknown {
   const shape = objectShape(schema);
   if (shape !== undefined && isRecord(value)) {
     const fields = Object.keys(shape);
+    // A key that matches no field is dropped, as Go drops it (and as zod would): never copied,
+    // so "__proto__" cannot become the object's prototype and smuggle fields past the log.
     const out: Record<string, unknown> = {};
     // In the body's order: a later key for the same field wins, as in Go.
     for (const [key, member] of Object.entries(value)) {
       const field = fields.includes(key)
         ? key
-        : (fields.find((name) => name.toLowerCase() === key.toLowerCase()) ?? key);
-      if (member === null) continue;
+        : fields.find((name) => name.toLowerCase() === key.toLowerCase());
+      if (field === undefined || member === null) continue;
       const fieldSchema = shape[field];
       out[field] = fieldSchema === undefined ? member : asGoDecodes(member, fieldSchema);
     }

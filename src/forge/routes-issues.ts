@@ -1,7 +1,13 @@
 // Issue, issue-label, comment and issue-search endpoints of the local forge. Gitea serves
 // pull requests through these too: a pull request is an issue with a `pull_request` field.
 import type { Hono } from "hono";
-import { commentJson, issueJson, labelJson, reactionJson } from "./gitea-json.js";
+import {
+  commentJson,
+  issueJson,
+  labelJson,
+  reactionJson,
+  timelineCommentJson,
+} from "./gitea-json.js";
 import {
   ANY_BODY,
   beginWrite,
@@ -214,6 +220,25 @@ export function registerIssueRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void
     const { actor, body } = found;
     const comment = rt.store.addComment(found.issue, actor, body.body);
     return c.json(commentJson(rt, found.repo, found.issue, comment), 201);
+  });
+
+  // The timeline as the forge keeps it: the comments, oldest first (`since`/`before` as lists do).
+  app.get("/api/v1/repos/:owner/:repo/issues/:index/timeline", (c) => {
+    const found = issueOf(c);
+    if (!found) return notFound(c, rt);
+    const asked = issueFilterOf(c);
+    if (!asked.ok) return fail(c, rt, 422, `invalid ${asked.field}: expected an RFC 3339 time`);
+    const { since, before } = asked.filter;
+    const entries = found.issue.comments.filter(
+      (comment) =>
+        (since === undefined || Date.parse(comment.updatedAt) >= since) &&
+        (before === undefined || Date.parse(comment.updatedAt) <= before),
+    );
+    return c.json(
+      paginate(c, rt, entries).map((comment) =>
+        timelineCommentJson(rt, found.repo, found.issue, comment),
+      ),
+    );
   });
 
   // Reactions: Gitea's default set (setting.UI.Reactions); any signed-in reader may react.

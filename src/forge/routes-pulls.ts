@@ -168,6 +168,11 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   });
 
   app.patch("/api/v1/repos/:owner/:repo/pulls/:index", async (c) => {
+    // `{n}.diff`/`{n}.patch` share this route's pattern and take GET only, as on Gitea.
+    if (/^\d{1,15}\.(diff|patch)$/.test(c.req.param("index") ?? "")) {
+      c.header("Allow", "GET");
+      return fail(c, rt, 405, "Method Not Allowed");
+    }
     const found = await beginWrite(c, rt, pullOf(c), editPullRequestOption);
     if (!found.ok) return found.response;
     const { body } = found;

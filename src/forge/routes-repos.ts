@@ -157,8 +157,8 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   };
   app.get("/api/v1/repos/:owner/:repo/contents", (c) => contents(c, ""));
   app.get("/api/v1/repos/:owner/:repo/contents/*", (c) => {
-    const prefix = `/api/v1/repos/${c.req.param("owner")}/${c.req.param("repo")}/contents/`;
-    const raw = new URL(c.req.url).pathname.slice(prefix.length);
+    // The segments after /api/v1/repos/{owner}/{repo}/contents, as sent (each decoded below).
+    const raw = new URL(c.req.url).pathname.split("/").slice(7).join("/");
     let path: string;
     try {
       path = decodeURIComponent(raw);

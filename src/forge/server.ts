@@ -180,7 +180,10 @@ function createForgeApp(rt: ForgeRuntime, maxBodyBytes = DEFAULT_MAX_BODY_BYTES)
   app.notFound((c) => {
     // A path the API has, asked with a method it does not take: 405, as Gitea's router answers.
     const path = new URL(c.req.url).pathname;
-    const allowed = known.filter((route) => route.pattern.test(path)).map((r) => r.method);
+    // `{n}.diff` and `{n}.patch` share the `{n}` route's pattern but are read only.
+    const allowed = /\/pulls\/\d+\.(diff|patch)$/.test(path)
+      ? ["GET"]
+      : known.filter((route) => route.pattern.test(path)).map((r) => r.method);
     if (allowed.length === 0) return notFound(c, rt);
     c.header("Allow", [...new Set(allowed)].join(", "));
     return fail(c, rt, 405, "Method Not Allowed");
@@ -199,7 +202,11 @@ function knownPaths(app: Hono<ForgeEnv>): Array<{ method: string; pattern: RegEx
         `^${route.path
           .split("/")
           .map((part) =>
-            part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+            part === "*"
+              ? ".+"
+              : part.startsWith(":")
+                ? "[^/]+"
+                : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
           )
           .join("/")}$`,
       ),

@@ -34,8 +34,14 @@ function summarizeObject(
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const keys = Object.keys(object);
+  // Defined, not assigned: a key "__proto__" is kept as a field, as it was sent.
   for (const key of keys.slice(0, MAX_KEYS))
-    out[summarizeText(key, secret)] = summarizeValue(object[key], secret, depth);
+    Object.defineProperty(out, summarizeText(key, secret), {
+      value: summarizeValue(object[key], secret, depth),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
   if (keys.length > MAX_KEYS) out["…"] = `${keys.length - MAX_KEYS} more fields`;
   return out;
 }

@@ -3,7 +3,7 @@
 // loopback model server, get each variant's own model and turn limit (asserted on what the
 // servers received and on where each host stopped).
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,6 +61,33 @@ describe("the shipped model and host comparisons", () => {
     // What a run records is the manifest as written: the matrix, not its expansion.
     expect(loaded.manifest).toMatchObject({ matrix: { model: expect.any(Array) } });
     expect("variants" in loaded.manifest).toBe(false);
+  });
+
+  it("takes a matrix beside an empty or a short variants list, and records the manifest as written", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hl-matrix-"));
+    try {
+      await cp(EXAMPLE, dir, { recursive: true });
+      const manifest = JSON.parse(await readFile(join(dir, "experiment.models.json"), "utf8"));
+      for (const variants of [
+        [],
+        [{ id: "opus", composition: "verified-claude", model: "claude-opus-4-1" }],
+      ]) {
+        const path = join(dir, `with-${variants.length}.json`);
+        await writeFile(path, JSON.stringify({ ...manifest, variants }));
+        const loaded = await loadManifest(path, { loadCatalog: loadHarnessCatalog });
+        if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+        expect(loaded.experiment.variants.map((v) => v.id)).toEqual([
+          ...variants.map((v) => v.id),
+          "claude-sonnet-4-5_baseline-claude",
+          "claude-sonnet-4-5_verified-claude",
+          "claude-haiku-4-5_baseline-claude",
+          "claude-haiku-4-5_verified-claude",
+        ]);
+        expect(loaded.manifest).toMatchObject({ variants, matrix: manifest.matrix });
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("experiment.hosts.json runs one variant on Claude Code and one on Codex, the tool policy shared", async () => {

@@ -284,6 +284,16 @@ describe("the requests Gitea's Go SDK writes (gitea-mcp, tea), replayed byte for
     expect((await goSdk(f, "DELETE", "/issues/1/reactions", '{"content":"heart"}')).status).toBe(
       204,
     );
+    // gitea-mcp and tea read an issue's history from its timeline.
+    const timeline = await goSdk(f, "GET", "/issues/1/timeline?limit=0&page=1");
+    expect(
+      (timeline.json as Array<{ type: string; body: string; user: { login: string } }>).map(
+        (entry) => [entry.type, entry.user.login, entry.body],
+      ),
+    ).toEqual([
+      ["comment", "bob", "Seen it too"],
+      ["comment", "bob", "Seen it too"],
+    ]);
 
     const pull = await goSdk(f, "POST", "/pulls", '{"head":"fix","base":"main","title":"Fix a"}');
     const number = (pull.json as { number: number; head: { sha: string } }).number;
@@ -388,6 +398,12 @@ describe("the requests Gitea's Go SDK writes (gitea-mcp, tea), replayed byte for
     ]);
     expect((await goSdk(f, "GET", "/contents/old.txt?ref=fix")).status).toBe(404);
     expect((await goSdk(f, "GET", "/contents/..%2F..%2Fetc%2Fpasswd")).status).toBe(404);
+    // An owner spelled with percent-escapes names the same repository and the same file.
+    const escaped = await contract.fetch(
+      `${f.apiUrl}/repos/${encodeURIComponent(f.owner).replace(/s/g, "%73")}/${f.repo}/contents/a.txt?ref=fix`,
+    );
+    expect(escaped.status).toBe(200);
+    expect(((await escaped.json()) as { path: string }).path).toBe("a.txt");
     expect((await goSdk(f, "GET", "/contents/a.txt?ref=--output%3D%2Ftmp%2Fx")).status).toBe(404);
     const log = await goSdk(
       f,
@@ -456,6 +472,28 @@ describe("the requests Gitea's Go SDK writes (gitea-mcp, tea), replayed byte for
     expect(
       (await contract.fetch(`${f.apiUrl}/repos/${f.owner}/${f.repo}/no-such-thing`)).status,
     ).toBe(404);
+    const writeContents = await contract.fetch(
+      `${f.apiUrl}/repos/${f.owner}/${f.repo}/contents/README.md`,
+      { method: "POST", headers: { authorization: `token ${f.token}` } },
+    );
+    expect(writeContents.status).toBe(405);
+    expect(writeContents.headers.get("allow")).toBe("GET");
+    const patchDiff = await contract.fetch(`${f.apiUrl}/repos/${f.owner}/${f.repo}/pulls/3.diff`, {
+      method: "PATCH",
+      headers: { authorization: `token ${f.token}` },
+    });
+    expect(patchDiff.headers.get("allow")).toBe("GET");
+  });
+
+  it("drops a body's __proto__ key as Go drops an unknown field: no hidden change, and the log keeps what was sent", async () => {
+    const f = await start();
+    const smuggled = await goSdk(f, "PATCH", "/issues/2", '{"__proto__":{"state":"open"}}');
+    expect(smuggled.status).toBe(201);
+    expect(smuggled.json).toMatchObject({ state: "closed" });
+    const entry = f.writeLog().at(-1)!;
+    expect(entry.summary).toEqual({ ["__proto__"]: { state: "open" } });
+    expect(Object.hasOwn(entry.summary, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).state).toBeUndefined();
   });
 });
 

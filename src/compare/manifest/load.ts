@@ -221,6 +221,19 @@ function trialsOverrideProblems(root: unknown, override: number | undefined): In
   return [];
 }
 
+/**
+ * The document a run records: as written (its matrix, not the expansion). The expanded one was
+ * checked; the written one differs only in `variants`, so it parses too, else the checked one.
+ */
+function recordedDocument(
+  schema: z.ZodType,
+  written: unknown,
+  checked: ManifestDocument,
+): ManifestDocument {
+  const parsed = schema.safeParse(written);
+  return parsed.success ? (parsed.data as ManifestDocument) : checked;
+}
+
 /** A v2 document lists 2 to 16 variants once its matrix is expanded. */
 function variantCountProblems(root: unknown): InputProblem[] {
   const count = variantCount(root);
@@ -446,7 +459,7 @@ export async function loadManifest(
   return {
     ok: true,
     experiment,
-    manifest: written === root ? document : (schema.parse(written) as ManifestDocument),
+    manifest: recordedDocument(schema, written, document),
     manifestHash,
     problems: [],
     warnings: experimentWarnings(experiment),

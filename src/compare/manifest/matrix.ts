@@ -6,6 +6,9 @@ import type { InputProblem } from "../../shared/index.js";
 import { valueAt } from "./problems.js";
 import { MATRIX_VALUE_FIELDS, matrixSchema } from "./schema-v2.js";
 
+/** The most variants an experiment may compare. */
+const MAX_VARIANTS = 16;
+
 /** Joins the id parts of one expanded variant. */
 const MATRIX_ID_SEPARATOR = "_";
 
@@ -78,11 +81,27 @@ export function expandMatrix(root: unknown): MatrixExpansion {
     axes.push(entries);
   }
   if (problems.length > 0) return { ...none, problems, expandedAll: false };
+  // A malformed `variants` is reported by the schema; nothing is added to it.
+  if (Object.hasOwn(root, "variants") && !Array.isArray(root.variants))
+    return { ...none, expandedAll: false };
+  const written = (root.variants as unknown[] | undefined) ?? [];
+  // Counted before anything is built: a few wide axes multiply into millions of variants.
+  const size = axes.reduce((product, entries) => product * entries.length, 1);
+  if (written.length + size > MAX_VARIANTS)
+    return {
+      ...none,
+      problems: [
+        {
+          path: "matrix",
+          message: `expands to ${size} variants (${axes.map((a) => a.length).join(" × ")})${written.length > 0 ? ` besides the ${written.length} under variants` : ""}; expected 2 to ${MAX_VARIANTS} in all`,
+        },
+      ],
+      expandedAll: false,
+    };
 
   let combinations: AxisEntry[][] = [[]];
   for (const entries of axes)
     combinations = combinations.flatMap((chosen) => entries.map((entry) => [...chosen, entry]));
-  const written = Array.isArray(root.variants) ? root.variants : [];
   const expanded = new Map<number, string>();
   const variants: unknown[] = [...written];
   const clashes = new Set<string>();

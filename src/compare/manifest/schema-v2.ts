@@ -507,7 +507,6 @@ export const harnessCompareV2Schema = z
       .max(100, "expected 1 to 100 tasks"),
     variants: z
       .array(variantSchema, { error: "expected a list of variants" })
-      .min(1, "expected 2 to 16 variants")
       .max(16, "expected 2 to 16 variants")
       .optional()
       .meta({

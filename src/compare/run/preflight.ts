@@ -25,8 +25,8 @@ export interface PreflightOptions {
    */
   checkHost?: boolean;
   /**
-   * With checkHost: leave the hosts' readiness to the caller (a queue worker asks per trial, so
-   * one that lacks a host still runs the variants of the others).
+   * With checkHost: leave the hosts' readiness to the caller (a queue worker checks the host of
+   * each trial it takes, so the trial it hands back names the host it cannot start).
    */
   hostsCheckedByCaller?: boolean;
   /** Where the host's credentials are read from (default: the process's environment). */
