@@ -541,13 +541,16 @@ describe.skipIf(!run)("the real Claude Code client through the harness (offline)
       script: [{ content: [{ type: "text", text: "too late" }], delayMs: 60_000 }],
     });
     try {
-      const { input } = await directTrial({}, 1500);
+      // Long enough for Claude Code to start on a loaded machine; the reply takes far longer.
+      const { input } = await directTrial({}, 10_000);
       const receipt = await claude({
         ANTHROPIC_BASE_URL: server.url,
         ANTHROPIC_API_KEY: FAKE_KEY,
       }).run(input);
       expect(receipt).toMatchObject({ status: "timeout", infraReason: null });
-      expect(receipt.sessionId).not.toBeNull();
+      // A run that reached the model has a session, whatever the machine's speed.
+      if (server.requests.some((request) => request.kind === "turn"))
+        expect(receipt.sessionId).not.toBeNull();
     } finally {
       await server.close();
     }

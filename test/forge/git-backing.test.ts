@@ -1,25 +1,14 @@
 // Pull requests backed by real git: merge writes a real merge commit on the base branch of
 // the forge's bare copy, a conflict is refused, and the code can be cloned from cloneUrl.
-import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { giteaApi } from "gitea-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startForge } from "../../src/forge/index.js";
+import { git } from "../support/git.js";
 
 let dir: string;
-const env = {
-  ...process.env,
-  GIT_CONFIG_GLOBAL: "/dev/null",
-  GIT_CONFIG_NOSYSTEM: "1",
-  GIT_AUTHOR_NAME: "t",
-  GIT_AUTHOR_EMAIL: "t@example.com",
-  GIT_COMMITTER_NAME: "t",
-  GIT_COMMITTER_EMAIL: "t@example.com",
-};
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, { cwd, env, encoding: "utf8" }).trim();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "hl-forge-git-"));
