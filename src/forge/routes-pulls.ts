@@ -1,6 +1,7 @@
 // Pull request, merge and review endpoints of the local forge.
 import { createHash } from "node:crypto";
 import type { Hono } from "hono";
+import type { GitBacking } from "./git.js";
 import {
   changedFileJson,
   commitJson,
@@ -57,6 +58,15 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
       base: (await rt.git.branchSha(repo.gitDir, pull.base)) ?? "",
     };
   };
+  /** What git says of a pull request's branches; `none` for a repository without git. */
+  const fromGit = async <T>(
+    repo: RepoRecord,
+    issue: IssueRecord,
+    none: T,
+    read: (git: GitBacking, gitDir: string, base: string, head: string) => Promise<T>,
+  ): Promise<T> =>
+    repo.gitDir && rt.git ? read(rt.git, repo.gitDir, issue.pull!.base, issue.pull!.head) : none;
+
   const render = async (repo: RepoRecord, issue: IssueRecord) =>
     pullJson(rt, repo, issue, await shasOf(repo, issue));
 
@@ -132,10 +142,10 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
       const repo = findRepo(c, rt);
       const issue = repo ? rt.store.issue(repo, Number(asText[1])) : undefined;
       if (!repo || !issue?.pull) return notFound(c, rt);
-      const text =
-        repo.gitDir && rt.git
-          ? await rt.git.diff(repo.gitDir, issue.pull.base, issue.pull.head, asText[2] as "diff")
-          : "";
+      const form = asText[2] as "diff" | "patch";
+      const text = await fromGit(repo, issue, "", (git, dir, base, head) =>
+        git.diff(dir, base, head, form),
+      );
       return c.body(text, 200, { "Content-Type": "text/plain; charset=utf-8" });
     }
     const found = pullOf(c);
@@ -145,11 +155,9 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   app.get("/api/v1/repos/:owner/:repo/pulls/:index/files", async (c) => {
     const found = pullOf(c);
     if (!found) return notFound(c, rt);
-    const pull = found.issue.pull!;
-    const files =
-      found.repo.gitDir && rt.git
-        ? await rt.git.changedFiles(found.repo.gitDir, pull.base, pull.head)
-        : [];
+    const files = await fromGit(found.repo, found.issue, [], (git, dir, base, head) =>
+      git.changedFiles(dir, base, head),
+    );
     const head = (await shasOf(found.repo, found.issue)).head;
     return c.json(
       paginate(c, rt, files).map((file) => changedFileJson(rt, found.repo, head, file)),
@@ -159,11 +167,9 @@ export function registerPullRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
   app.get("/api/v1/repos/:owner/:repo/pulls/:index/commits", async (c) => {
     const found = pullOf(c);
     if (!found) return notFound(c, rt);
-    const pull = found.issue.pull!;
-    const commits =
-      found.repo.gitDir && rt.git
-        ? await rt.git.commits(found.repo.gitDir, pull.base, pull.head)
-        : [];
+    const commits = await fromGit(found.repo, found.issue, [], (git, dir, base, head) =>
+      git.commits(dir, base, head),
+    );
     return c.json(paginate(c, rt, commits).map((commit) => commitJson(rt, found.repo, commit)));
   });
 

@@ -267,6 +267,14 @@ describe("the requests Gitea's Go SDK writes (gitea-mcp, tea), replayed byte for
     expect(added.status).toBe(201);
     expect((await goSdk(f, "POST", "/issues/1/reactions", '{"content":"heart"}')).status).toBe(200);
     expect((await goSdk(f, "POST", "/issues/1/reactions", '{"content":"poop"}')).status).toBe(403);
+    // Without the token nobody reacts (or takes a reaction away).
+    for (const method of ["POST", "DELETE"]) {
+      const anonymous = await contract.fetch(
+        `${f.apiUrl}/repos/${f.owner}/${f.repo}/issues/1/reactions`,
+        { method, headers: { "content-type": "application/json" }, body: '{"content":"+1"}' },
+      );
+      expect(anonymous.status).toBe(401);
+    }
     expect((await goSdk(f, "GET", "/issues/1/reactions")).json).toMatchObject([
       { content: "heart", user: { login: "agent" } },
     ]);
@@ -434,6 +442,12 @@ describe("the requests Gitea's Go SDK writes (gitea-mcp, tea), replayed byte for
     expect(
       (await goSdk(f, "POST", `/pulls/3/reviews/${id}`, '{"event":"APPROVED","body":""}')).status,
     ).toBe(422);
+    // Submitting or deleting needs the token.
+    const anonymous = await contract.fetch(
+      `${f.apiUrl}/repos/${f.owner}/${f.repo}/pulls/3/reviews/${id}`,
+      { method: "DELETE" },
+    );
+    expect(anonymous.status).toBe(401);
     expect((await goSdk(f, "DELETE", `/pulls/3/reviews/${id}`)).status).toBe(204);
     expect((await goSdk(f, "GET", `/pulls/3/reviews/${id}`)).status).toBe(404);
     // carol's seeded review is not the agent's to delete.
