@@ -224,7 +224,15 @@ const variantSummarySchema = z.strictObject({
   /** Its agent's turn limit; null for a host without one. */
   maxTurns: z.int().nullable().optional(),
   /** How the variant's agent reached forge tasks' repositories (set when the run had forge tasks). */
-  forgeAccess: z.enum(["mcp", "cli"]).optional(),
+  forgeAccess: z.enum(["mcp", "cli", "tool"]).optional(),
+  /** `tool`: the component of the variant's setup its agent reached the forge with. */
+  forgeTool: z
+    .strictObject({ component: z.string(), kind: z.enum(["mcp-server", "cli"]) })
+    .optional(),
+  /** `cli`: the programs its agent's commands reached the forge's API with (`forge.commands`). */
+  forgeCommands: z.array(z.string()).optional(),
+  /** Set when the forge tool was the agent's only tool (`forge.only = true`). */
+  forgeOnly: z.literal(true).optional(),
   /**
    * What the variant's setup really materialized across its trials: per component, in how many
    * trials the host confirmed it, reported it failed, or said nothing, and the calls of its tools.

@@ -72,11 +72,31 @@ export type GraderSpec =
       facts: RequiredFact[];
     };
 
-/** How a variant's agent reaches a forge task's repository (its composition's `forge.access`). */
-export type ForgeAccess = "mcp" | "cli";
-export const FORGE_ACCESS_VALUES = ["mcp", "cli"] as const satisfies readonly ForgeAccess[];
-/** The composition setting that chooses it; absent means `mcp`. */
+/**
+ * How a variant's agent reaches a forge task's repository (its composition's `forge.access`):
+ * harnesslab's forge MCP server, `forge.commands` against the forge's API, or a component of the
+ * variant's own setup (`forge.tool`).
+ */
+export type ForgeAccess = "mcp" | "cli" | "tool";
+export const FORGE_ACCESS_VALUES = ["mcp", "cli", "tool"] as const satisfies readonly ForgeAccess[];
+/** The composition setting that chooses it; absent means `mcp` (or `tool` when `forge.tool` is set). */
 export const FORGE_ACCESS_SETTING = "forge.access";
+/** The composition setting naming the component that is the agent's forge tool. */
+export const FORGE_TOOL_SETTING = "forge.tool";
+/** The composition setting that makes the forge tool the agent's only tool. */
+export const FORGE_ONLY_SETTING = "forge.only";
+
+/** A variant's arm: how its agent reaches a forge task's repository, from its composition. */
+export interface ForgeArm {
+  access: ForgeAccess;
+  /** `tool`: the setup's component the agent reaches the forge with. */
+  tool?: { component: string; kind: "mcp-server" | "cli" };
+  /**
+   * `forge.only = true`: the arm is the agent's one tool. An MCP arm gets no shell and no file
+   * tools; a command arm's shell runs only its programs.
+   */
+  only: boolean;
+}
 
 /** A forge task's repository: seeded for every trial. */
 export interface ForgeTaskSpec {

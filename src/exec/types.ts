@@ -63,12 +63,16 @@ export interface ExecutorRunInput {
 }
 
 /**
- * A forge task's repository as the executor hands it to the agent. The arm (`mcp` or `cli`) is
- * the variant's composition's: an `mcp` agent gets the forge MCP server and no forge endpoint
- * for its commands; a `cli` agent gets the forge's API for its commands and no MCP server.
+ * A forge task's repository as the executor hands it to the agent. The arm is the variant's
+ * composition's: an `mcp` agent gets the forge MCP server and no forge endpoint for its commands;
+ * a `cli` agent gets the forge's API for its commands and no MCP server; a `tool` agent reaches it
+ * through a component of its own setup: an MCP server the harness starts with the forge granted
+ * (nothing for the executor to add), or a program its commands run (as for `cli`).
  */
 export interface ExecutorForgeAccess {
-  access: "mcp" | "cli";
+  access: "mcp" | "cli" | "tool";
+  /** `tool`: the component of the variant's setup the agent reaches the forge with. */
+  tool?: { component: string; kind: "mcp-server" | "cli" };
   owner: string;
   repo: string;
   /** The login the agent acts as. */
@@ -80,8 +84,8 @@ export interface ExecutorForgeAccess {
   direct: { url: string; token: string };
   /**
    * What the agent's process reaches: the MCP server (`mcp`) or the forge's API gateway, which
-   * adds the credential (`cli`). `url` is as the process sees it (inside its sandbox when `grant`
-   * is set, which must then be granted; a loopback URL otherwise).
+   * adds the credential (`cli`, `tool`). `url` is as the process sees it (inside its sandbox when
+   * `grant` is set, which must then be granted; a loopback URL otherwise).
    */
   endpoint: { url: string; grant?: GrantedEndpoint };
   /** `mcp`: the server's name in the host's configuration and the tool names the policy allows. */
@@ -91,10 +95,17 @@ export interface ExecutorForgeAccess {
     /** Answers MCP requests in-process (a scripted agent's client talks to it directly). */
     handle(request: Request): Promise<Response>;
   };
-  /** `cli`: the programs the policy lets run with any arguments. */
+  /** The programs the policy lets run with any arguments (`cli`; a `cli` tool: its own name). */
   commands?: string[];
+  /** A `cli` tool: the read-only folder holding its program, put first on its commands' PATH. */
+  programDir?: string;
   /** Variables the agent's commands get (FORGE_URL, FORGE_REPO, …): no credential among them. */
   env: Record<string, string>;
+}
+
+/** Whether the agent's commands reach the forge (the `cli` arm, or a program as its tool). */
+export function commandsReachForge(forge: ExecutorForgeAccess | undefined): boolean {
+  return forge?.access === "cli" || forge?.tool?.kind === "cli";
 }
 
 /**

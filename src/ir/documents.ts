@@ -62,13 +62,21 @@ const componentSourceSchema = z
   })
   .describe("What the component is made of: a file or folder, hashed file by file.");
 
+const programFields = {
+  command: z.string().min(1),
+  args: z.array(z.string()),
+  env: z.array(z.strictObject({ name: z.string().min(1), value: z.string() })),
+};
+
 const mcpServerSchema = z
-  .strictObject({
-    command: z.string().min(1),
-    args: z.array(z.string()),
-    env: z.array(z.strictObject({ name: z.string().min(1), value: z.string() })),
-  })
+  .strictObject(programFields)
   .describe("A stdio MCP server: the program the host starts, its arguments and variables.");
+
+const cliProgramSchema = z
+  .strictObject(programFields)
+  .describe(
+    "A command-line program the agent runs by the component's name: the program, the arguments put before the agent's, and its variables.",
+  );
 
 const hookSchema = z
   .strictObject({
@@ -105,6 +113,7 @@ const componentContractSchemaV2 = z
     permissions: componentFields.permissions,
     source: componentSourceSchema.optional(),
     mcp: mcpServerSchema.optional(),
+    cli: cliProgramSchema.optional(),
     hook: hookSchema.optional(),
     tools: z.array(identifier).optional().describe("a subagent's tools"),
   })

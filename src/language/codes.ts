@@ -36,16 +36,16 @@ export const DIAGNOSTIC_CODES = {
   HL2019: "composition has no target host",
   HL2020: "composition inheritance chain too deep",
   HL2021:
-    "a v0.2 clause on a component of another kind (mcp on a tool, hook on a hook, tools on a subagent)",
+    "a v0.2 clause on a component of another kind (mcp or cli on a tool, hook on a hook, tools on a subagent), or mcp and cli on one tool",
   HL2022:
-    "a v0.2 clause or component without what it needs (an mcp command, a hook event and command, a source)",
-  HL2023: "variable set twice in an mcp env",
+    "a v0.2 clause or component without what it needs (an mcp or cli command, a hook event and command, a source)",
+  HL2023: "variable set twice in an mcp or cli env",
   HL2024: "source path not a plain relative path inside the .harness file's folder",
   HL2025: "source cannot be read (missing, unreadable, a symbolic link, too large)",
   HL2026:
     "source malformed for its kind (a skill without a valid SKILL.md, instructions that are not Markdown)",
   HL2027:
-    "placeholder in an mcp or hook command that is not ${source}, or ${source} without a source",
+    "placeholder in an mcp, cli or hook command that harnesslab does not fill (${source}, and ${forge.…} in mcp and cli), or ${source} without a source",
   HL3001: "host is not one harnesslab knows",
   HL3002: "permission listed twice in a component",
 } as const;

@@ -2,6 +2,7 @@
 export { DIAGNOSTIC_CODES, type DiagnosticCode } from "./codes.js";
 export { type CompileOptions, type CompileResult, compileHarness } from "./compile.js";
 export { formatDiagnostic } from "./format.js";
+export { FORGE_PLACEHOLDERS } from "./sources.js";
 export type {
   Diagnostic,
   SourceFileRead,

@@ -28,9 +28,9 @@ import type {
   Declaration,
   HookNode,
   IncludeNode,
-  McpNode,
   NameNode,
   PluginDecl,
+  ProgramNode,
   RawDiagnostic,
   RequirementNode,
   SettingNode,
@@ -52,10 +52,11 @@ const COMPONENT_CLAUSES = [
   "permissions",
   "source",
   "mcp",
+  "cli",
   "hook",
   "tools",
 ] as const;
-const MCP_CLAUSES = ["command", "args", "env"] as const;
+const PROGRAM_CLAUSES = ["command", "args", "env"] as const;
 const HOOK_CLAUSES = ["event", "command"] as const;
 const BINDING_CLAUSES = ["mechanism", "strength", "notes"] as const;
 const PLUGIN_CLAUSES = ["version", "provides"] as const;
@@ -546,9 +547,10 @@ class Parser {
           if (source !== undefined) decl.source = source;
           return;
         }
-        case "mcp": {
-          const mcp = this.parseMcp(keyword);
-          if (mcp !== undefined) decl.mcp = mcp;
+        case "mcp":
+        case "cli": {
+          const program = this.parseProgram(clause, keyword);
+          if (program !== undefined) decl[clause] = program;
           return;
         }
         case "hook": {
@@ -573,12 +575,15 @@ class Parser {
     return decl;
   }
 
-  /** `mcp { command "…" args [ "…", … ] env { NAME "value" … } }` (v0.2, on a tool). */
-  private parseMcp(keyword: Span): McpNode | undefined {
-    const open = this.openBlock("mcp", 'after "mcp"');
+  /**
+   * `mcp { … }` or `cli { … }` (v0.2, on a tool): `command "…" args [ "…", … ] env { NAME "value" … }`,
+   * a stdio MCP server or a command-line program.
+   */
+  private parseProgram(block: "mcp" | "cli", keyword: Span): ProgramNode | undefined {
+    const open = this.openBlock(block, `after "${block}"`);
     if (open === undefined) return undefined;
-    const mcp: McpNode = { keyword, args: [], env: [] };
-    this.parseBlock("mcp", open, MCP_CLAUSES, (clause) => {
+    const mcp: ProgramNode = { keyword, args: [], env: [] };
+    this.parseBlock(block, open, PROGRAM_CLAUSES, (clause) => {
       if (clause === "command") {
         const command = this.expectString('after "command"');
         if (command !== undefined) mcp.command = command;
@@ -632,8 +637,8 @@ class Parser {
   }
 
   /** `env { NAME "value" … }`: variables, each a name and a string. */
-  private parseEnv(): McpNode["env"] {
-    const env: McpNode["env"] = [];
+  private parseEnv(): ProgramNode["env"] {
+    const env: ProgramNode["env"] = [];
     if (this.kind() !== T.LBrace) {
       this.expected('"{" to open the env block', 'after "env"');
       return env;

@@ -1,9 +1,9 @@
-// The v0.2 clauses of a component (source, mcp, hook, tools): where each may appear, what it must
+// The v0.2 clauses of a component (source, mcp, cli, hook, tools): where each may appear, what it must
 // hold, and what a component's source is once read. The file system is the caller's: sources
 // are read through the `SourceReader` the compilation was given.
 import { parse as parseYaml } from "yaml";
 import type { ComponentContract, ComponentSource } from "../ir/index.js";
-import type { ComponentDecl, SourceFileRead, SourceReader, Span } from "./types.js";
+import type { ComponentDecl, ProgramNode, SourceFileRead, SourceReader, Span } from "./types.js";
 
 /** A component's source once read and checked, as the IR records it. */
 export type ReadSource = ComponentSource;
@@ -13,6 +13,7 @@ export function usesV02(component: ComponentDecl): boolean {
   return (
     component.source !== undefined ||
     component.mcp !== undefined ||
+    component.cli !== undefined ||
     component.hook !== undefined ||
     component.tools !== undefined ||
     component.kind?.value === "instructions" ||
@@ -86,16 +87,18 @@ export function checkV02Clauses(
       span,
       `"${clause}" belongs on a component of kind ${wanted}; ${label} is of kind ${kind ?? "(none)"}`,
     );
-  if (component.mcp !== undefined) {
-    if (kind !== "tool") onlyOn("mcp", component.mcp.keyword, "tool");
-    if (component.mcp.command === undefined)
+  for (const block of ["mcp", "cli"] as const) {
+    const program = component[block];
+    if (program === undefined) continue;
+    if (kind !== "tool") onlyOn(block, program.keyword, "tool");
+    if (program.command === undefined)
       report(
         "HL2022",
-        component.mcp.keyword,
-        `the mcp block of ${label} has no command: add command "<program>" (the stdio MCP server to start)`,
+        program.keyword,
+        `the ${block} block of ${label} has no command: add command "<program>" (${block === "mcp" ? "the stdio MCP server to start" : "the program the agent runs by the component's name"})`,
       );
     const names = new Map<string, Span>();
-    for (const { name } of component.mcp.env) {
+    for (const { name } of program.env) {
       const first = names.get(name.text);
       if (first === undefined) names.set(name.text, name.span);
       else
@@ -106,6 +109,12 @@ export function checkV02Clauses(
         );
     }
   }
+  if (component.mcp !== undefined && component.cli !== undefined)
+    report(
+      "HL2021",
+      component.cli.keyword,
+      `${label} is already an MCP server (mcp); a tool is an MCP server or a command-line program (cli), not both: declare two components`,
+    );
   if (component.hook !== undefined) {
     if (kind !== "hook") onlyOn("hook", component.hook.keyword, "hook");
     if (component.hook.event === undefined || component.hook.command.length === 0)
@@ -185,60 +194,79 @@ export function checkV02Clauses(
   return result;
 }
 
-/** The one placeholder a command may hold: where the host put the component's source. */
 const SOURCE_PLACEHOLDER = "${source}";
 
 /**
- * An MCP server's or hook's command may name files of the component's own source through
- * `${source}` (they are materialized outside the trial, at a path only the run knows); any other
- * `${…}` would reach the program as written, which is never what was meant.
+ * What a forge task's trial fills in an MCP server's or a program's command, arguments and
+ * variables: the forge as that process reaches it (through the harness's gateway), its token a
+ * placeholder the gateway replaces. Outside a forge task each is empty.
+ */
+export const FORGE_PLACEHOLDERS = [
+  "${forge.url}",
+  "${forge.api_url}",
+  "${forge.token}",
+  "${forge.owner}",
+  "${forge.repo}",
+  "${forge.user}",
+] as const;
+
+/**
+ * An MCP server's, program's or hook's command may name files of the component's own source
+ * through `${source}` (they are materialized outside the trial, at a path only the run knows),
+ * and an MCP server or program the trial's forge through `${forge.…}`; any other `${…}` would
+ * reach the program as written, which is never what was meant.
  */
 function checkPlaceholders(
   component: ComponentDecl,
   label: string,
   report: (code: string, span: Span, message: string) => void,
 ): void {
-  const values = [
-    ...(component.mcp?.command === undefined ? [] : [component.mcp.command]),
-    ...(component.mcp?.args ?? []),
-    ...(component.mcp?.env.map((e) => e.value) ?? []),
-    ...(component.hook?.command ?? []),
-  ];
-  for (const value of values) {
-    for (const match of value.value.matchAll(/\$\{([^}]*)\}/g)) {
-      if (match[0] !== SOURCE_PLACEHOLDER)
-        report(
-          "HL2027",
-          value.span,
-          `"${match[0]}" is not a placeholder harnesslab fills; the one placeholder is ${SOURCE_PLACEHOLDER} (the folder or file of the component's source)`,
-        );
-      else if (component.source === undefined)
-        report(
-          "HL2027",
-          value.span,
-          `${SOURCE_PLACEHOLDER} names the component's source, and ${label} has none: add source "<file or folder>"`,
-        );
-    }
-  }
+  const programValues = [component.mcp, component.cli].flatMap((program) =>
+    program === undefined
+      ? []
+      : [
+          ...(program.command === undefined ? [] : [program.command]),
+          ...program.args,
+          ...program.env.map((e) => e.value),
+        ],
+  );
+  const check = (values: typeof programValues, forgeAllowed: boolean) => {
+    for (const value of values)
+      for (const match of value.value.matchAll(/\$\{([^}]*)\}/g)) {
+        if (match[0] === SOURCE_PLACEHOLDER) {
+          if (component.source === undefined)
+            report(
+              "HL2027",
+              value.span,
+              `${SOURCE_PLACEHOLDER} names the component's source, and ${label} has none: add source "<file or folder>"`,
+            );
+        } else if (!forgeAllowed || !(FORGE_PLACEHOLDERS as readonly string[]).includes(match[0]))
+          report(
+            "HL2027",
+            value.span,
+            `"${match[0]}" is not a placeholder harnesslab fills here; ${forgeAllowed ? `the placeholders are ${SOURCE_PLACEHOLDER} (the folder or file of the component's source) and ${FORGE_PLACEHOLDERS.join(", ")} (a forge task's repository)` : `a hook's one placeholder is ${SOURCE_PLACEHOLDER} (the folder or file of the component's source)`}`,
+          );
+      }
+  };
+  check(programValues, true);
+  check(component.hook?.command ?? [], false);
 }
 
 /** The IR fields of a component's v0.2 clauses. */
 export function v02Fields(
   component: ComponentDecl,
   source: ReadSource | undefined,
-): Pick<ComponentContract, "source" | "mcp" | "hook" | "tools"> {
-  const { mcp, hook, tools } = component;
+): Pick<ComponentContract, "source" | "mcp" | "cli" | "hook" | "tools"> {
+  const { mcp, cli, hook, tools } = component;
+  const program = (node: ProgramNode) => ({
+    command: node.command?.value ?? "",
+    args: node.args.map((a) => a.value),
+    env: node.env.map(({ name, value }) => ({ name: name.text, value: value.value })),
+  });
   return {
     ...(source === undefined ? {} : { source }),
-    ...(mcp?.command === undefined
-      ? {}
-      : {
-          mcp: {
-            command: mcp.command.value,
-            args: mcp.args.map((a) => a.value),
-            env: mcp.env.map(({ name, value }) => ({ name: name.text, value: value.value })),
-          },
-        }),
+    ...(mcp?.command === undefined ? {} : { mcp: program(mcp) }),
+    ...(cli?.command === undefined ? {} : { cli: program(cli) }),
     ...(hook?.event === undefined || hook.command.length === 0
       ? {}
       : {

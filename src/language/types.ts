@@ -51,8 +51,11 @@ interface PermissionNode {
   span: Span;
 }
 
-/** `mcp { command "…" args [ "…", … ] env { NAME "value" … } }` on a tool component. */
-export interface McpNode {
+/**
+ * `mcp { command "…" args [ "…", … ] env { NAME "value" … } }` on a tool component (a stdio MCP
+ * server), or `cli { … }` with the same clauses (a command-line program).
+ */
+export interface ProgramNode {
   keyword: Span;
   command?: ValueNode<string>;
   args: ValueNode<string>[];
@@ -77,7 +80,9 @@ export interface ComponentDecl {
   permissions: PermissionNode[];
   /** v0.2: the file or folder the component is made of, relative to its `.harness` file. */
   source?: ValueNode<string>;
-  mcp?: McpNode;
+  mcp?: ProgramNode;
+  /** v0.2: a command-line program the agent runs by the component's name. */
+  cli?: ProgramNode;
   hook?: HookNode;
   /** v0.2: a subagent's tools. */
   tools?: { keyword: Span; names: NameNode[] };

@@ -356,7 +356,7 @@ function tiersSection(verdict: VerdictDocument): string {
     );
   });
   out.push(
-    '</tbody></table></div><p class="note">Pass rates of the tier\'s tasks over completed trials, with a 95% Wilson interval; cost-equivalent tokens and tool calls are means per completed trial.</p></section>',
+    "</tbody></table></div><p class=\"note\">Pass rates of the tier's tasks over completed trials, with a 95% Wilson interval; the arm is how the variant's agent reached the forge (only: its one tool); turns, cost-equivalent tokens and tool calls are means per completed trial.</p></section>",
   );
   return out.join("\n");
 }

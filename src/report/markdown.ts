@@ -272,7 +272,7 @@ function tierSection(verdict: VerdictDocument): string[] {
     );
     lines.push(
       "",
-      "Pass rates of the tier's tasks over completed trials, with a 95% Wilson interval (trials of one tier's tasks are not independent samples of one task: read the interval as a guide). Cost-equivalent tokens and tool calls are means per completed trial.",
+      "Pass rates of the tier's tasks over completed trials, with a 95% Wilson interval (trials of one tier's tasks are not independent samples of one task: read the interval as a guide). The arm is how the variant's agent reached the forge (`only`: its one tool). Turns, cost-equivalent tokens and tool calls are means per completed trial.",
     );
   }
 

@@ -9,6 +9,8 @@ export interface TierRow {
   tier: string;
   variant: string;
   isBaseline: boolean;
+  /** How the variant's agent reached the forge (`tool widgets-mcp (MCP server), only`); "—" without one. */
+  arm: string;
   /** Tasks in the tier. */
   tasks: number;
   passed: number;
@@ -17,13 +19,28 @@ export interface TierRow {
   infraErrors: number;
   passRate: number | null;
   interval: { lower: number; upper: number } | null;
-  /** Mean per completed trial; null when no trial reported it. */
+  /** Means per completed trial; null when no trial reported it. */
+  meanTurns: number | null;
   meanCostEquivalentTokens: number | null;
   meanToolUse: { shell: number; mcp: number; other: number } | null;
 }
 
 function mean(values: readonly number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+}
+
+/** A variant's forge arm in a few words, as the tier table names it. */
+function armText(variant: VerdictDocument["variants"][number]): string {
+  const way =
+    variant.forgeTool !== undefined
+      ? `tool ${variant.forgeTool.component} (${variant.forgeTool.kind === "cli" ? "program" : "MCP server"})`
+      : variant.forgeAccess === "cli"
+        ? `cli (${(variant.forgeCommands ?? []).join(", ")})`
+        : variant.forgeAccess === "mcp"
+          ? "harnesslab MCP server"
+          : undefined;
+  if (way === undefined) return "—";
+  return variant.forgeOnly ? `${way}, only` : way;
 }
 
 /** One row per tier × variant, tiers in the order their first task appears; empty without tiers. */
@@ -48,12 +65,14 @@ export function tierRows(verdict: VerdictDocument): TierRow[] {
         tier,
         variant: variant.id,
         isBaseline: variant.isBaseline,
+        arm: armText(variant),
         tasks: tasks.length,
         passed,
         completed: completed.length,
         infraErrors: trials.length - completed.length,
         passRate: completed.length === 0 ? null : passed / completed.length,
         interval: interval === null ? null : { lower: interval.lower, upper: interval.upper },
+        meanTurns: mean(completed.flatMap((t) => (t.turns === null ? [] : [t.turns]))),
         meanCostEquivalentTokens: mean(
           completed.flatMap((t) =>
             t.costEquivalentTokens === null ? [] : [t.costEquivalentTokens],
@@ -76,9 +95,11 @@ export function tierRows(verdict: VerdictDocument): TierRow[] {
 export const TIER_HEADERS = [
   "tier",
   "variant",
+  "arm",
   "tasks",
   "passed / completed",
   "pass rate [95% CI]",
+  "turns",
   "cost-equivalent tokens",
   "tool calls: shell · mcp · other",
 ] as const;
@@ -86,9 +107,11 @@ export const TIER_HEADERS = [
 /** The row's cells as text (each renderer escapes them its own way), after tier and variant. */
 export function tierCells(row: TierRow): string[] {
   return [
+    row.arm,
     String(row.tasks),
     `${row.passed} / ${row.completed}${row.infraErrors > 0 ? ` (${row.infraErrors} infra)` : ""}`,
     `${percent(row.passRate)} ${rateInterval(row.interval)}`,
+    row.meanTurns === null ? "—" : num(row.meanTurns),
     row.meanCostEquivalentTokens === null ? "—" : num(row.meanCostEquivalentTokens, 0),
     row.meanToolUse === null
       ? "—"

@@ -2,7 +2,7 @@
 import { constants as fsConstants, statSync } from "node:fs";
 import { access, mkdtemp, rm } from "node:fs/promises";
 import { devNull } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { type CommandResult, isPathInside, QUIET_NPM_ENV, runCommand } from "../shared/index.js";
 import { bwrapArgs, SANDBOX_HOME, SANDBOX_TMP, sandboxPath } from "./bwrap-args.js";
 import { inspectHost } from "./host.js";
@@ -144,7 +144,7 @@ export function createBwrapSandbox(
       layout,
       cwd: run.cwd,
       writable: run.writable,
-      readOnly: run.readOnly ?? [],
+      readOnly: [...(run.readOnly ?? []), ...(run.programDirs ?? [])],
       protect: run.protect ?? [],
       hidden,
       hiddenFiles,
@@ -155,7 +155,7 @@ export function createBwrapSandbox(
     };
     const env = {
       ...run.env,
-      PATH: sandboxPath(plan),
+      PATH: [...(run.programDirs ?? []), sandboxPath(plan)].join(":"),
       HOME: SANDBOX_HOME,
       TMPDIR: SANDBOX_TMP,
     };
@@ -239,7 +239,9 @@ export function createUnsandboxed(
       argv: [...argv],
       env: {
         ...run.env,
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+        PATH: [...(run.programDirs ?? []), process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin"].join(
+          delimiter,
+        ),
         HOME: home,
         TMPDIR: home,
       },

@@ -63,6 +63,11 @@ export interface SandboxRunOptions {
   writable: readonly string[];
   /** Further directories it may read (bound read-only at the same path). */
   readOnly?: readonly string[];
+  /**
+   * Folders of programs put first on the command's PATH (bound read-only at the same path): a
+   * forge task's program, run by its name.
+   */
+  programDirs?: readonly string[];
   /** Paths inside `writable` that stay read-only (a trial's `.git`); missing ones are skipped. */
   protect?: readonly string[];
   /**

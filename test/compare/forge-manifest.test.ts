@@ -196,7 +196,7 @@ describe("validating forge tasks", () => {
     const document = manifest();
     document.variants[1] = { id: "cli", composition: "by-ftp", agent: "nop" };
     expect(await problems(document)).toEqual([
-      'variants[1].composition: composition "by-ftp" sets forge.access = "ftp"; allowed: "mcp", "cli" (how the agent reaches a forge task\'s repository)',
+      'variants[1].composition: composition "by-ftp" sets forge.access = "ftp"; allowed: "mcp", "cli", "tool" (how the agent reaches a forge task\'s repository)',
     ]);
   });
 

@@ -20,7 +20,13 @@ import {
   IN_CI,
   realClientAvailable,
 } from "../support/anthropic-real-clients.js";
-import { DUPLICATE_CHANGES, FORGE_HARNESS, SMALL_SEED } from "../support/forge.js";
+import {
+  copyForgeSuiteTools,
+  DUPLICATE_CHANGES,
+  FORGE_HARNESS,
+  FORGE_TOOL_COMPONENTS,
+  SMALL_SEED,
+} from "../support/forge.js";
 
 const FAKE_KEY = "sk-ant-loopback-fake-key-forge-0123456789";
 const binary = claudeCodeBinary();
@@ -125,7 +131,70 @@ const CLI_SCRIPT: AnthropicScriptTurn[] = [
   { content: [{ type: "text", text: "Closed #2 as a duplicate of #1." }] },
 ];
 
-function manifest(task: Record<string, unknown>, arm: "mcp" | "cli" = "mcp") {
+/** The forge suite's stand-in tools as Claude Code arms, each the agent's only tool. */
+const TOOL_ARMS_HARNESS = `${FORGE_HARNESS}
+${FORGE_TOOL_COMPONENTS}
+binding widgets-mcp for claude-code { mechanism mcp-server strength wired }
+binding forge-cli for claude-code { mechanism prompt-preamble strength advisory }
+plugin tool-arms {
+  version "1.0.0"
+  provides [ component.widgets-mcp, component.forge-cli ]
+}
+composition claude-tool-mcp {
+  target claude-code
+  include [ plugin.forge-core@^1, plugin.tool-arms@^1 ]
+  configure { forge.tool = "widgets-mcp" forge.only = true }
+}
+composition claude-tool-mcp-again {
+  target claude-code
+  include [ plugin.forge-core@^1, plugin.tool-arms@^1 ]
+  configure { forge.tool = "widgets-mcp" forge.only = true run.label = "again" }
+}
+composition claude-tool-cli {
+  target claude-code
+  include [ plugin.forge-core@^1, plugin.tool-arms@^1 ]
+  configure { forge.tool = "forge-cli" forge.only = true }
+}
+composition claude-tool-cli-again {
+  target claude-code
+  include [ plugin.forge-core@^1, plugin.tool-arms@^1 ]
+  configure { forge.tool = "forge-cli" forge.only = true run.label = "again" }
+}
+`;
+
+const repo = { owner: "acme", repo: "widgets" };
+/** Closes #2 with the third-party MCP server's tools (owner and repo on every call). */
+const TOOL_MCP_SCRIPT: AnthropicScriptTurn[] = [
+  ...[
+    ["create_issue_comment", { index: 2, body: "Duplicate of #1" }],
+    ["add_issue_labels", { index: 2, labels: ["duplicate"] }],
+    ["edit_issue", { index: 2, state: "closed" }],
+  ].map(([tool, input]) => ({
+    content: [
+      {
+        type: "tool_use" as const,
+        name: `mcp__widgets-mcp__${tool as string}`,
+        input: { ...repo, ...(input as object) },
+      },
+    ],
+  })),
+  { content: [{ type: "text", text: "Closed #2 as a duplicate of #1." }] },
+];
+
+/** Closes #2 with the CLI, run by its name; then tries curl, which this arm does not have. */
+const TOOL_CLI_SCRIPT: AnthropicScriptTurn[] = [
+  ...[
+    "forge-cli comment 2 'Duplicate of #1'",
+    "forge-cli label 2 duplicate",
+    "forge-cli close 2",
+    "curl -sS http://127.0.0.1:40118/api/v1/version",
+  ].map((command) => ({
+    content: [{ type: "tool_use" as const, name: "Bash", input: { command } }],
+  })),
+  { content: [{ type: "text", text: "Closed #2 as a duplicate of #1." }] },
+];
+
+function manifest(task: Record<string, unknown>, arm = "mcp") {
   return {
     schemaVersion: "harness-compare.v2",
     harness: "./forge.harness",
@@ -154,13 +223,14 @@ async function runClaude(
   name: string,
   task: Record<string, unknown>,
   script: AnthropicScriptTurn[],
-  arm: "mcp" | "cli" = "mcp",
+  arm = "mcp",
 ) {
   const dir = join(base, name);
   await mkdir(join(dir, "fixture"), { recursive: true });
   await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
   await writeFile(join(dir, "prompt.md"), "Work on the forge as asked.\n");
-  await writeFile(join(dir, "forge.harness"), FORGE_HARNESS);
+  await writeFile(join(dir, "forge.harness"), TOOL_ARMS_HARNESS);
+  await copyForgeSuiteTools(dir);
   await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
   await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest(task, arm), null, 2));
   const loaded = await loadManifest(join(dir, "experiment.json"), {
@@ -313,5 +383,66 @@ describe.skipIf(!run)("the real Claude Code client on forge tasks (offline)", ()
       "utf8",
     );
     expect(response).toContain("2 open issues");
+  });
+  it("closes the duplicate with a third-party MCP server as its only tool: no shell, the gateway its only way", async () => {
+    const { verdict, outDir, requests } = await runClaude(
+      "tool-mcp",
+      { id: "close-duplicate", graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }] },
+      TOOL_MCP_SCRIPT,
+      "tool-mcp",
+    );
+    expect(verdict.trials.map((t) => [t.variant, t.outcome, t.explanation])).toEqual([
+      ["tool-mcp", "passed", "all graders passed"],
+      ["tool-mcp-again", "passed", "all graders passed"],
+    ]);
+    // Claude Code offered the model the server's tools and nothing else: no Bash, no files.
+    const offered = requests.find((r) => r.kind === "turn")?.toolNames ?? [];
+    expect(offered).toEqual(expect.arrayContaining(["mcp__widgets-mcp__edit_issue"]));
+    expect(offered.filter((name) => !name.startsWith("mcp__widgets-mcp__"))).toEqual([]);
+    for (const trial of verdict.trials) {
+      const dir = join(outDir, trial.artifactDir);
+      const setup = (await readJson(join(dir, "setup.json"))) as {
+        components: Array<{ id: string; status: string }>;
+      };
+      expect(setup.components.find((c) => c.id === "widgets-mcp")?.status).toBe("loaded");
+      const log = (await readJson(join(dir, "forge-write-log.json"))) as Array<{
+        path: string;
+        actor: string;
+      }>;
+      expect(log.map((e) => `${e.path} ${e.actor}`)).toEqual([
+        "/api/v1/repos/acme/widgets/issues/2/comments agent",
+        "/api/v1/repos/acme/widgets/issues/2/labels agent",
+        "/api/v1/repos/acme/widgets/issues/2 agent",
+      ]);
+    }
+  });
+
+  it("closes the duplicate with a CLI run by its name, whose shell runs nothing else", async () => {
+    const { verdict, outDir, requests } = await runClaude(
+      "tool-cli",
+      { id: "close-duplicate", graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }] },
+      TOOL_CLI_SCRIPT,
+      "tool-cli",
+    );
+    expect(verdict.trials.map((t) => [t.variant, t.outcome, t.explanation])).toEqual([
+      ["tool-cli", "passed", "all graders passed"],
+      ["tool-cli-again", "passed", "all graders passed"],
+    ]);
+    const offered = requests.find((r) => r.kind === "turn")?.toolNames ?? [];
+    expect(offered).toEqual(["Bash"]);
+    // The relayed command ran the program (the comment's JSON came back).
+    const results = requests.flatMap((r) => r.toolResults);
+    expect(results.some((r) => r.text.includes('"body": "Duplicate of #1"'))).toBe(true);
+    for (const trial of verdict.trials) {
+      const decisions = (await readJson(
+        join(outDir, trial.artifactDir, "permission-decisions.json"),
+      )) as { decisions: Array<{ decision: string; rule: string }> };
+      expect(decisions.decisions.map((d) => `${d.decision} ${d.rule}`)).toEqual([
+        "allow allowed",
+        "allow allowed",
+        "allow allowed",
+        "deny command-not-allowed",
+      ]);
+    }
   });
 });

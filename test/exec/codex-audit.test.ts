@@ -6,6 +6,7 @@ import {
   patchTargets,
   readOnlyCalls,
   rolloutAuditCalls,
+  serverNamed,
   splitShellWords,
   unwrapShellCommand,
 } from "../../src/exec/codex/audit.js";
@@ -282,6 +283,22 @@ describe("reading apply_patch and rollout calls", () => {
         input: "",
       },
     ]);
+  });
+});
+
+describe("naming MCP tools as the policy knows them", () => {
+  it("maps the namespace Codex gives a server with a hyphen back to the server", () => {
+    const servers = ["widgets-mcp", "rates", "forge"];
+    expect(serverNamed("mcp__widgets_mcp__edit_issue", servers)).toBe(
+      "mcp__widgets-mcp__edit_issue",
+    );
+    expect(serverNamed("mcp__rates__exchange_rate", servers)).toBe("mcp__rates__exchange_rate");
+    expect(serverNamed("exec_command", servers)).toBe("exec_command");
+  });
+
+  it("leaves a name that fits no server, or two, as recorded (the policy denies it)", () => {
+    expect(serverNamed("mcp__other_x__t", ["widgets-mcp"])).toBe("mcp__other_x__t");
+    expect(serverNamed("mcp__a_b__t", ["a-b", "a.b"])).toBe("mcp__a_b__t");
   });
 });
 

@@ -41,7 +41,7 @@ function expectDiagnostics(diagnostics: readonly Diagnostic[], expected: readonl
 }
 
 describe("focused invalid fixtures", () => {
-  it("v02-clauses.harness: every misuse of source, mcp, hook and tools, at its place", () => {
+  it("v02-clauses.harness: every misuse of source, mcp, cli, hook and tools, at its place", () => {
     const { bundle, diagnostics } = compileFixtures("v02-clauses.harness");
     expect(bundle).toBeUndefined();
     expect(diagnostics.map((d) => `${d.line}:${d.column} ${d.code} ${d.message}`)).toEqual([
@@ -58,8 +58,13 @@ describe("focused invalid fixtures", () => {
       '10:11 HL2022 subagent "no-prompt" has no source: add source "<prompt.md>", the Markdown file with its instructions',
       '11:33 HL2022 the hook block of "bad-event" needs an event and a command: hook { event Stop command ["node", "hooks/stop.mjs"] }',
       '11:46 HL1006 expected one of "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd", "Notification" or "PreCompact" after "event", found "Finish"',
-      '12:66 HL2027 "${HOME}" is not a placeholder harnesslab fills; the one placeholder is ${source} (the folder or file of the component\'s source)',
+      "12:66 HL2027 \"${HOME}\" is not a placeholder harnesslab fills here; the placeholders are ${source} (the folder or file of the component's source) and ${forge.url}, ${forge.api_url}, ${forge.token}, ${forge.owner}, ${forge.repo}, ${forge.user} (a forge task's repository)",
       '13:68 HL2027 ${source} names the component\'s source, and "no-source" has none: add source "<file or folder>"',
+      '14:41 HL2021 "cli" belongs on a component of kind tool; "cli-misplaced" is of kind workflow',
+      '15:56 HL2021 "both" is already an MCP server (mcp); a tool is an MCP server or a command-line program (cli), not both: declare two components',
+      '16:38 HL2022 the cli block of "cli-no-command" has no command: add command "<program>" (the program the agent runs by the component\'s name)',
+      "17:72 HL2027 \"${forge.url}\" is not a placeholder harnesslab fills here; a hook's one placeholder is ${source} (the folder or file of the component's source)",
+      "18:59 HL2027 \"${forge.password}\" is not a placeholder harnesslab fills here; the placeholders are ${source} (the folder or file of the component's source) and ${forge.url}, ${forge.api_url}, ${forge.token}, ${forge.owner}, ${forge.repo}, ${forge.user} (a forge task's repository)",
     ]);
   });
 
@@ -79,7 +84,7 @@ describe("focused invalid fixtures", () => {
         line: 5,
         column: 3,
         message:
-          'expected one of "kind", "description", "input", "output", "permissions", "source", "mcp", "hook", "tools" or "}" in the component block, found "colour"',
+          'expected one of "kind", "description", "input", "output", "permissions", "source", "mcp", "cli", "hook", "tools" or "}" in the component block, found "colour"',
       },
       {
         code: "HL1005",

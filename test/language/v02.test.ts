@@ -22,11 +22,15 @@ component lookup {
   mcp { command "node" args ["mcp/server.mjs", "--quiet"] env { LOOKUP_MODE "offline" } }
 }
 component stop-check { kind hook hook { event Stop command ["node", "hooks/stop.mjs"] } }
+component tea {
+  kind tool
+  cli { command "tea" args ["--output", "json"] env { GITEA_INSTANCE_URL "\${forge.url}" GITEA_TOKEN "\${forge.token}" } }
+}
 component reviewer { kind subagent source "reviewer.md" tools [Read, Grep] }
 binding conventions for scripted { mechanism prompt-preamble strength advisory }
 plugin kit {
   version "1.0.0"
-  provides [ component.conventions, component.rules, component.lookup, component.stop-check, component.reviewer ]
+  provides [ component.conventions, component.rules, component.lookup, component.stop-check, component.tea, component.reviewer ]
 }
 composition setup { target scripted include [ plugin.kit@^1 ] require conventions }
 `;
@@ -57,7 +61,7 @@ function compile(text = PROGRAM) {
 }
 
 describe(".harness v0.2", () => {
-  it("compiles source, mcp, hook and tools to IR 0.2.0 that its published schemas accept", () => {
+  it("compiles source, mcp, cli, hook and tools to IR 0.2.0 that its published schemas accept", () => {
     const { bundle, diagnostics } = compile();
     expect(diagnostics).toEqual([]);
     expect(bundle?.irVersion).toBe("0.2.0");
@@ -79,6 +83,14 @@ describe(".harness v0.2", () => {
       command: "node",
       args: ["mcp/server.mjs", "--quiet"],
       env: [{ name: "LOOKUP_MODE", value: "offline" }],
+    });
+    expect(byId.get("tea")?.cli).toEqual({
+      command: "tea",
+      args: ["--output", "json"],
+      env: [
+        { name: "GITEA_INSTANCE_URL", value: "${forge.url}" },
+        { name: "GITEA_TOKEN", value: "${forge.token}" },
+      ],
     });
     expect(byId.get("stop-check")?.hook).toEqual({
       event: "Stop",

@@ -1,5 +1,7 @@
 // Forge experiments for tests: a harness with one composition per way of reaching the forge (on
 // the scripted host and on claude-code) and a small seed.
+import { cp } from "node:fs/promises";
+import { join } from "node:path";
 import type { RepoState } from "../../src/scoring/index.js";
 
 /** Compositions `by-mcp`/`by-cli` (scripted) and `claude-mcp`/`claude-cli` and their copies (claude-code). */
@@ -148,4 +150,31 @@ export function forgeManifest(options: {
     verdict: { policy: "paired-v1", alpha: 0.5, minTrials: 1 },
     ...options.top,
   };
+}
+
+/**
+ * The forge suite's stand-in tools as components (their source is `tools/` beside the harness:
+ * copy it with copyForgeSuiteTools): `widgets-mcp`, an MCP server, and `forge-cli`, a program,
+ * each reading the forge from its own variables.
+ */
+export const FORGE_TOOL_COMPONENTS = `component widgets-mcp {
+  kind tool
+  source "tools"
+  mcp { command "node" args ["\${source}/forge-mcp.mjs"] env { GITEA_HOST "\${forge.url}" GITEA_ACCESS_TOKEN "\${forge.token}" } }
+}
+component forge-cli {
+  kind tool
+  description "A forge CLI; each command prints JSON."
+  source "tools"
+  cli { command "node" args ["\${source}/forge-cli.mjs"] env { GITEA_SERVER_URL "\${forge.url}" GITEA_SERVER_TOKEN "\${forge.token}" FORGE_CLI_REPO "\${forge.owner}/\${forge.repo}" } }
+}
+`;
+
+/** Copies examples/forge-suite/tools to `dir/tools`, where FORGE_TOOL_COMPONENTS look for it. */
+export function copyForgeSuiteTools(dir: string): Promise<void> {
+  return cp(
+    join(import.meta.dirname, "..", "..", "examples", "forge-suite", "tools"),
+    join(dir, "tools"),
+    { recursive: true },
+  );
 }

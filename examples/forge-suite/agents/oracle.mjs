@@ -1,8 +1,28 @@
 // The forge suite's oracle: a scripted agent that solves every task, through whichever way its
-// variant's composition gives it (`ctx.forge.access`): the forge MCP tools (`tools.call`), or
-// curl commands against the forge's HTTP API (`tools.bash`). It finds its targets the way a
-// careful agent would (a search, then a check of what it found); the answers to the read tasks
-// come from what it read. It proves the tasks solvable and the graders satisfiable on both arms.
+// variant's composition gives it (`ctx.forge.access`): the forge MCP tools (`tools.call`), curl
+// commands against the forge's HTTP API (`tools.bash`), or the setup's own tool (`forge.tool`):
+// a third-party MCP server's tools, or a CLI's commands. It finds its targets the way a careful
+// agent would (a search, then a check of what it found); the answers to the read tasks come from
+// what it read. It proves the tasks solvable and the graders satisfiable on every arm.
+
+/** Gitea's JSON for an issue or pull request, as the solutions read it. */
+const view = (item) => ({
+  number: item.number,
+  title: item.title,
+  state: item.pull_request?.merged || item.merged ? "merged" : item.state,
+  labels: (item.labels ?? []).map((l) => l.name),
+  assignees: (item.assignees ?? []).map((u) => u.login),
+  body: item.body ?? "",
+});
+
+const reviewsOf = (reviews) =>
+  reviews.map((r) => ({ author: r.user.login, state: r.state, body: r.body }));
+
+const REVIEW_EVENTS = {
+  approve: "APPROVED",
+  request_changes: "REQUEST_CHANGES",
+  comment: "COMMENT",
+};
 
 /** The forge through the MCP tools: every call goes through the harness's tool policy. */
 function mcpForge(tools) {
@@ -55,14 +75,6 @@ function httpForge(tools, forge) {
       throw new Error(`${method} ${path}: curl exited ${result.exitCode}: ${result.stderr}`);
     return result.stdout.trim() === "" ? null : JSON.parse(result.stdout);
   };
-  const view = (item) => ({
-    number: item.number,
-    title: item.title,
-    state: item.pull_request?.merged || item.merged ? "merged" : item.state,
-    labels: (item.labels ?? []).map((l) => l.name),
-    assignees: (item.assignees ?? []).map((u) => u.login),
-    body: item.body ?? "",
-  });
   const labelIds = async (names) => {
     const labels = await curl("GET", "/labels?limit=50");
     return names.map((name) => labels.find((l) => l.name === name).id);
@@ -82,7 +94,7 @@ function httpForge(tools, forge) {
       const reviews = await curl("GET", `/pulls/${number}/reviews`);
       return {
         ...view(await curl("GET", `/pulls/${number}`)),
-        reviews: reviews.map((r) => ({ author: r.user.login, state: r.state, body: r.body })),
+        reviews: reviewsOf(reviews),
       };
     },
     comment: (number, body) => curl("POST", `/issues/${number}/comments`, { body }),
@@ -98,14 +110,106 @@ function httpForge(tools, forge) {
     createIssue: async ({ labels = [], ...fields }) =>
       curl("POST", "/issues", { ...fields, labels: await labelIds(labels) }),
     review: (number, event, body) =>
-      curl("POST", `/pulls/${number}/reviews`, {
-        event: { approve: "APPROVED", request_changes: "REQUEST_CHANGES", comment: "COMMENT" }[
-          event
-        ],
-        body,
-      }),
+      curl("POST", `/pulls/${number}/reviews`, { event: REVIEW_EVENTS[event], body }),
     merge: (number) => curl("POST", `/pulls/${number}/merge`, { Do: "merge" }),
   };
+}
+
+/** The forge through a third-party MCP server of the setup: its tools take owner and repo. */
+function toolMcpForge(tools, forge) {
+  const call = async (tool, args = {}) => {
+    const result = await tools.call(`mcp__${forge.tool.component}__${tool}`, {
+      owner: forge.owner,
+      repo: forge.repo,
+      ...args,
+    });
+    if (!result.ok) throw new Error(`${tool}: ${result.reason ?? result.error}`);
+    return result.result;
+  };
+  const find = async (query, state, type) =>
+    (await call("list_repo_issues", { query, state, type })).map(view);
+  return {
+    search: (query, state = "all") => find(query, state, "issues"),
+    searchPulls: (query, state = "all") => find(query, state, "pulls"),
+    issues: async (state) => (await call("list_repo_issues", { state, type: "issues" })).map(view),
+    pulls: async (state) => (await call("list_repo_pull_requests", { state })).map(view),
+    pull: async (index) => {
+      const pull = await call("get_pull_request_by_index", { index });
+      return { ...view(pull), reviews: reviewsOf(pull.reviews) };
+    },
+    comment: (index, body) => call("create_issue_comment", { index, body }),
+    label: (index, label) => call("add_issue_labels", { index, labels: [label] }),
+    assign: (index, user) => call("add_issue_assignees", { index, assignees: [user] }),
+    close: (index) => call("edit_issue", { index, state: "closed" }),
+    reopen: (index) => call("edit_issue", { index, state: "open" }),
+    edit: (index, fields) => call("edit_issue", { index, ...fields }),
+    createIssue: (fields) => call("create_issue", fields),
+    review: (index, event, body) =>
+      call("create_pull_review", { index, event: REVIEW_EVENTS[event], body }),
+    merge: (index) => call("merge_pull_request", { index }),
+  };
+}
+
+/** The forge through a CLI of the setup, run by its name in the agent's shell. */
+function cliToolForge(tools, forge) {
+  const program = forge.tool.component;
+  const run = async (...words) => {
+    const command = [program, ...words.map((w) => (typeof w === "number" ? String(w) : quoted(w)))];
+    const result = await tools.bash(command.join(" "));
+    if (!result.ok) throw new Error(`${words[0]}: ${result.reason ?? result.error}`);
+    if (result.exitCode !== 0)
+      throw new Error(`${words[0]}: ${program} exited ${result.exitCode}: ${result.stderr}`);
+    return JSON.parse(result.stdout);
+  };
+  const find = async (query, state, type) =>
+    (await run("issues", "--query", query, "--state", state, "--type", type)).map(view);
+  return {
+    search: (query, state = "all") => find(query, state, "issues"),
+    searchPulls: (query, state = "all") => find(query, state, "pulls"),
+    issues: async (state) => (await run("issues", "--state", state)).map(view),
+    pulls: async (state) => (await run("pulls", "--state", state)).map(view),
+    pull: async (number) => {
+      const pull = await run("pull", number);
+      return { ...view(pull), reviews: reviewsOf(pull.reviews) };
+    },
+    comment: (number, body) => run("comment", number, body),
+    label: (number, label) => run("label", number, label),
+    assign: (number, user) => run("assign", number, user),
+    close: (number) => run("close", number),
+    reopen: (number) => run("reopen", number),
+    edit: (number, { title, body }) =>
+      run(
+        "edit",
+        number,
+        ...(title === undefined ? [] : ["--title", title]),
+        ...(body === undefined ? [] : ["--body", body]),
+      ),
+    createIssue: ({ title, body, labels = [], assignees = [] }) =>
+      run(
+        "create",
+        "--title",
+        title,
+        ...(body === undefined ? [] : ["--body", body]),
+        ...labels.flatMap((l) => ["--label", l]),
+        ...assignees.flatMap((a) => ["--assignee", a]),
+      ),
+    review: (number, event, body) =>
+      run(
+        "review",
+        number,
+        event.replace("_", "-"),
+        ...(body === undefined ? [] : ["--body", body]),
+      ),
+    merge: (number) => run("merge", number),
+  };
+}
+
+/** The client for the variant's arm. */
+function forgeClient(tools, forge) {
+  if (forge.access === "mcp") return mcpForge(tools);
+  if (forge.tool?.kind === "mcp-server") return toolMcpForge(tools, forge);
+  if (forge.tool?.kind === "cli") return cliToolForge(tools, forge);
+  return httpForge(tools, forge);
 }
 
 /** The one item a search must find; anything else means the task is not what it seems. */
@@ -211,7 +315,7 @@ export default async function oracle({ tools, forge, trial }) {
   if (forge === undefined) throw new Error("the oracle solves forge tasks only");
   const solve = SOLUTIONS[trial.task];
   if (solve === undefined) throw new Error(`no solution for task ${trial.task}`);
-  const client = forge.access === "mcp" ? mcpForge(tools) : httpForge(tools, forge);
+  const client = forgeClient(tools, forge);
   const answer = await solve(client, forge);
   return typeof answer === "string" ? answer : `done: ${trial.task}`;
 }

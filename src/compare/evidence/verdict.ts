@@ -246,7 +246,16 @@ export function buildVerdictDocument(input: {
         model: runtime.host === "scripted" ? null : (runtime.model ?? null),
         maxTurns: runtime.host === "scripted" ? null : runtime.maxTurns,
         ...(experiment.forge !== undefined && assembled !== undefined
-          ? { forgeAccess: assembled.forgeAccess }
+          ? {
+              forgeAccess: assembled.forgeArm.access,
+              ...(assembled.forgeArm.tool === undefined
+                ? {}
+                : { forgeTool: { ...assembled.forgeArm.tool } }),
+              ...(assembled.forgeArm.access === "cli"
+                ? { forgeCommands: [...experiment.forge.commands] }
+                : {}),
+              ...(assembled.forgeArm.only ? { forgeOnly: true } : {}),
+            }
           : {}),
         ...setupSummary(sorted.filter((m) => m.variant === variant.id)),
       };

@@ -26,7 +26,10 @@ import {
   type Experiment,
   FORGE_ACCESS_SETTING,
   FORGE_ACCESS_VALUES,
+  FORGE_ONLY_SETTING,
+  FORGE_TOOL_SETTING,
   type ForgeAccess,
+  type ForgeArm,
   type RuntimeSpec,
   runtimeOf,
   type VariantSpec,
@@ -112,7 +115,9 @@ export interface AssembledVariant {
   /** Components whose realization degraded (the report says why). */
   degraded: string[];
   /** How the agent reaches a forge task's repository (`configure { forge.access = … }`). */
-  forgeAccess: ForgeAccess;
+  forgeArm: ForgeArm;
+  /** A `cli` forge tool: the component whose program each forge trial installs for the agent. */
+  forgeProgram?: PlannedForgeProgram;
   /** The components the executor hands to the host itself (materialized for each trial). */
   setup: PlannedSetupComponent[];
 }
@@ -124,6 +129,13 @@ export interface PlannedSetupComponent {
   strength: Strength;
   onDegrade: DegradationPolicy;
   /** Absolute path of its source as compiled (a file or a folder), when it has one. */
+  sourcePath?: string;
+}
+
+/** A component with a `cli` program that is a variant's forge tool, before a trial materializes it. */
+export interface PlannedForgeProgram {
+  contract: ComponentContract & { cli: NonNullable<ComponentContract["cli"]> };
+  /** Absolute path of its source as compiled, when it has one. */
   sourcePath?: string;
 }
 
@@ -156,14 +168,84 @@ function plannedSetup(
   return planned;
 }
 
-/** The revision's `forge.access` setting; `mcp` when it sets none, undefined for a bad value. */
-function forgeAccessOf(revision: HarnessRevision): ForgeAccess | undefined {
-  const setting = revision.settings.find((s) => s.key === FORGE_ACCESS_SETTING);
-  if (setting === undefined) return "mcp";
-  const value = setting.value.value;
-  return (FORGE_ACCESS_VALUES as readonly unknown[]).includes(value)
-    ? (value as ForgeAccess)
-    : undefined;
+/**
+ * The revision's forge arm from its `forge.access`, `forge.tool` and `forge.only` settings, or
+ * what is wrong with them. A `forge.tool` names a component of the setup: an MCP server the host
+ * is given itself (mechanism `mcp-server`), or a tool with a `cli` program.
+ */
+function forgeArmOf(
+  revision: HarnessRevision,
+  bundle: HarnessIrBundle,
+  setup: readonly PlannedSetupComponent[],
+  componentSources: ReadonlyMap<string, string>,
+): { ok: true; arm: ForgeArm; program?: PlannedForgeProgram } | { ok: false; problem: string } {
+  const setting = (key: string) => revision.settings.find((s) => s.key === key)?.value;
+  const access = setting(FORGE_ACCESS_SETTING);
+  const tool = setting(FORGE_TOOL_SETTING);
+  const only = setting(FORGE_ONLY_SETTING);
+  if (access !== undefined && !(FORGE_ACCESS_VALUES as readonly unknown[]).includes(access.value))
+    return {
+      ok: false,
+      problem: `sets ${FORGE_ACCESS_SETTING} to ${JSON.stringify(access.value)}; allowed: ${FORGE_ACCESS_VALUES.map((v) => JSON.stringify(v)).join(", ")}`,
+    };
+  if (only !== undefined && only.type !== "boolean")
+    return {
+      ok: false,
+      problem: `sets ${FORGE_ONLY_SETTING} to ${JSON.stringify(only.value)}; it is true or false`,
+    };
+  const onlyTool = only?.value === true;
+  if (tool === undefined) {
+    if (access?.value === "tool")
+      return {
+        ok: false,
+        problem: `sets ${FORGE_ACCESS_SETTING} = "tool" without ${FORGE_TOOL_SETTING}: name the component the agent reaches the forge with (${FORGE_TOOL_SETTING} = "<component>")`,
+      };
+    return { ok: true, arm: { access: (access?.value ?? "mcp") as ForgeAccess, only: onlyTool } };
+  }
+  if (tool.type !== "string" || tool.value === "")
+    return {
+      ok: false,
+      problem: `sets ${FORGE_TOOL_SETTING} to ${JSON.stringify(tool.value)}; it names a component of the composition`,
+    };
+  if (access !== undefined && access.value !== "tool")
+    return {
+      ok: false,
+      problem: `sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(tool.value)} and ${FORGE_ACCESS_SETTING} = ${JSON.stringify(access.value)}: the agent reaches the forge one way; remove ${FORGE_ACCESS_SETTING} (${FORGE_TOOL_SETTING} implies "tool")`,
+    };
+  const id = tool.value;
+  const realization = revision.realization.find((r) => r.componentId === id);
+  const contract = bundle.components.find((c) => c.id === id);
+  if (realization === undefined || contract === undefined || realization.action === "failed")
+    return {
+      ok: false,
+      problem: `sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(id)}, which is not a component this composition ${realization === undefined ? "includes or requires" : `realizes for ${revision.target.host} (its realization failed)`}`,
+    };
+  if (contract.mcp !== undefined) {
+    if (!setup.some((c) => c.contract.id === id && c.mechanism === "mcp-server"))
+      return {
+        ok: false,
+        problem: `sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(id)}, an MCP server the host is not given itself: bind it with mechanism mcp-server for ${revision.target.host} (binding ${id} for ${revision.target.host} { mechanism mcp-server strength wired })`,
+      };
+    return {
+      ok: true,
+      arm: { access: "tool", tool: { component: id, kind: "mcp-server" }, only: onlyTool },
+    };
+  }
+  if (contract.cli !== undefined) {
+    const sourcePath = componentSources.get(id);
+    return {
+      ok: true,
+      arm: { access: "tool", tool: { component: id, kind: "cli" }, only: onlyTool },
+      program: {
+        contract: { ...contract, cli: contract.cli },
+        ...(contract.source === undefined || sourcePath === undefined ? {} : { sourcePath }),
+      },
+    };
+  }
+  return {
+    ok: false,
+    problem: `sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(id)}, a component that is neither an MCP server (mcp { … }) nor a program (cli { … })`,
+  };
 }
 
 export type AssembleResult =
@@ -196,15 +278,15 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       });
       continue;
     }
-    const forgeAccess = forgeAccessOf(revision);
-    if (forgeAccess === undefined) {
+    const setup = plannedSetup(revision, compiled.bundle, compiled.componentSources);
+    const forge = forgeArmOf(revision, compiled.bundle, setup, compiled.componentSources);
+    if (!forge.ok) {
       problems.push({
         path: variant.compositionField,
-        message: `composition "${variant.composition}" sets ${FORGE_ACCESS_SETTING} to a value other than ${FORGE_ACCESS_VALUES.map((v) => JSON.stringify(v)).join(" or ")}`,
+        message: `composition "${variant.composition}" ${forge.problem}`,
       });
       continue;
     }
-    const setup = plannedSetup(revision, compiled.bundle, compiled.componentSources);
     const clash = setup.find(
       (c) => c.mechanism === "mcp-server" && c.contract.id === FORGE_MCP_SERVER,
     );
@@ -223,7 +305,8 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
       degraded: revision.realization
         .filter((r) => r.action === "degraded")
         .map((r) => r.componentId),
-      forgeAccess,
+      forgeArm: forge.arm,
+      ...(forge.program === undefined ? {} : { forgeProgram: forge.program }),
       setup,
     });
   }

@@ -190,13 +190,23 @@ async function forgeReadiness(
       path: "forge.tokenEnv",
       message: `live mode reads the token from ${forge.tokenEnv}, which is not set: set it to a token of ${forge.user} on ${forge.url}`,
     });
-  if ([...variants.values()].some((variant) => variant.forgeAccess === "cli"))
+  if ([...variants.values()].some((variant) => variant.forgeArm.access === "cli"))
     for (const program of forge.commands)
       if (!(await programFound(program, env)))
         problems.push({
           path: "forge.commands",
           message: `${program} is not on PATH: a variant whose composition sets forge.access = "cli" could not run it; install it or remove it from forge.commands`,
         });
+  for (const variant of experiment.variants) {
+    const command = variants.get(variant.id)?.forgeProgram?.contract.cli.command;
+    // A program of the component's own source (${source}/…) is checked when it is materialized.
+    if (command === undefined || command.includes("${") || (await programFound(command, env)))
+      continue;
+    problems.push({
+      path: variant.compositionField,
+      message: `${command} is not on PATH: the forge tool of composition "${variant.composition}" (its cli command) could not run; install it or change the component's cli command`,
+    });
+  }
   return problems;
 }
 

@@ -27,7 +27,7 @@ import {
   startEndpointProxy,
 } from "../../sandbox/index.js";
 import type { RepoState } from "../../scoring/index.js";
-import type { ForgeAccess, ForgeSettings, ForgeTaskSpec } from "../experiment.js";
+import type { ForgeArm, ForgeSettings, ForgeTaskSpec } from "../experiment.js";
 
 /** What the gateway's clients are given instead of the token (the gateway adds the real one). */
 const GATEWAY_TOKEN_PLACEHOLDER = "harnesslab-gateway-adds-the-token";
@@ -38,7 +38,7 @@ const GATEWAY_MAX_BODY_BYTES = 1024 * 1024;
 export interface TrialForgeOptions {
   forge: ForgeTaskSpec;
   settings: ForgeSettings;
-  access: ForgeAccess;
+  arm: ForgeArm;
   sandbox: CommandSandbox;
   /** A harness-owned directory no sandbox sees (for the endpoint's socket). */
   privateDir: string;
@@ -57,6 +57,11 @@ export interface TrialForge {
   note: string;
   /** The repository's state when the agent starts. */
   before: RepoState;
+  /**
+   * What `${forge.…}` in a component's MCP server or program stands for in this trial: the forge
+   * as the agent's processes reach it (the gateway, or the MCP server), the token a placeholder.
+   */
+  placeholders: Record<string, string>;
   /** Live mode: where the throwaway repository is, for the evidence. */
   location: string;
   /** Reads the state after the agent stopped, and every write the trial made. */
@@ -290,18 +295,46 @@ async function gatewayEntrance(
 
 function forgeNote(
   backend: ForgeBackend,
-  access: ForgeAccess,
+  arm: ForgeArm,
   entrance: Entrance,
   commands: readonly string[],
 ): string {
   const head = `This task is about the repository ${backend.owner}/${backend.repo} on a Gitea-compatible forge; you act as ${backend.user}.`;
-  if (access === "mcp")
-    return `${head} Read and change its issues and pull requests with the tools of the MCP server "${FORGE_MCP_SERVER}"; they act on this repository only.`;
-  return `${head} Its Gitea API v1 is at ${entrance.endpoint.url}/api/v1 (FORGE_API_URL in your commands' environment); requests there are authenticated as ${backend.user} for you, so send no token. You may run ${commands.map((c) => `\`${c}\``).join(", ")} with any arguments, written as plain words and '…' or "…" strings (no $, pipes, redirections or other shell syntax).`;
+  const plainWords = `with any arguments, written as plain words and '…' or "…" strings (no $, pipes, redirections or other shell syntax)`;
+  const way = (() => {
+    if (arm.access === "mcp")
+      return `Read and change its issues and pull requests with the tools of the MCP server "${FORGE_MCP_SERVER}"; they act on this repository only.`;
+    if (arm.tool?.kind === "mcp-server")
+      return `Read and change its issues and pull requests with the tools of the MCP server "${arm.tool.component}" (owner ${backend.owner}, repository ${backend.repo}); it is connected to this forge and authenticated as ${backend.user}.`;
+    if (arm.tool?.kind === "cli")
+      return `Read and change its issues and pull requests with the program \`${arm.tool.component}\`: run it ${plainWords}; it is set up for this forge and authenticated as ${backend.user}.`;
+    return `Its Gitea API v1 is at ${entrance.endpoint.url}/api/v1 (FORGE_API_URL in your commands' environment); requests there are authenticated as ${backend.user} for you, so send no token. You may run ${commands.map((c) => `\`${c}\``).join(", ")} ${plainWords}.`;
+  })();
+  const only = !arm.only
+    ? ""
+    : arm.access === "mcp" || arm.tool?.kind === "mcp-server"
+      ? " These tools are the only ones you have: no shell, no file tools."
+      : ` Your shell runs only ${commands.map((c) => `\`${c}\``).join(", ")}; you have no other tool.`;
+  return `${head} ${way}${only}`;
+}
+
+/** The variables Gitea's own clients read for their instance and token (the token a placeholder). */
+function giteaClientVariables(url: string): Record<string, string> {
+  // tea logs in from GITEA_INSTANCE_URL and GITEA_TOKEN (`tea login add` reads the GITEA_SERVER_*
+  // pair); gitea-mcp reads GITEA_HOST and GITEA_ACCESS_TOKEN. The gateway replaces the token.
+  return {
+    GITEA_INSTANCE_URL: url,
+    GITEA_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
+    GITEA_SERVER_URL: url,
+    GITEA_SERVER_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
+    GITEA_HOST: url,
+    GITEA_ACCESS_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
+  };
 }
 
 /** Seeds the trial's repository and opens the agent's way in; throws TrialForgeError. */
 export async function startTrialForge(options: TrialForgeOptions): Promise<TrialForge> {
+  const { arm } = options;
   const backend =
     options.settings.kind === "local"
       ? await localBackend({ ...options, settings: options.settings })
@@ -309,46 +342,54 @@ export async function startTrialForge(options: TrialForgeOptions): Promise<Trial
   let entrance: Entrance;
   try {
     entrance =
-      options.access === "mcp"
+      arm.access === "mcp"
         ? await mcpEntrance(backend, options)
         : await gatewayEntrance(backend, options);
   } catch (error) {
     await backend.close().catch(() => {});
     throw error;
   }
-  const commands = options.access === "cli" ? options.settings.commands : [];
+  const commands =
+    arm.access === "cli"
+      ? options.settings.commands
+      : arm.tool?.kind === "cli"
+        ? [arm.tool.component]
+        : [];
+  const url = entrance.endpoint.url;
   const env: Record<string, string> = {
     FORGE_REPO: `${backend.owner}/${backend.repo}`,
     FORGE_USER: backend.user,
   };
-  if (options.access === "cli")
-    Object.assign(env, {
-      FORGE_URL: entrance.endpoint.url,
-      FORGE_API_URL: `${entrance.endpoint.url}/api/v1`,
-      // For Gitea's own clients, each by the variables it reads; the gateway replaces the token.
-      // tea logs in from GITEA_INSTANCE_URL and GITEA_TOKEN (`tea login add` reads the
-      // GITEA_SERVER_* pair); gitea-mcp reads GITEA_HOST and GITEA_ACCESS_TOKEN.
-      GITEA_INSTANCE_URL: entrance.endpoint.url,
-      GITEA_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
-      GITEA_SERVER_URL: entrance.endpoint.url,
-      GITEA_SERVER_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
-      GITEA_HOST: entrance.endpoint.url,
-      GITEA_ACCESS_TOKEN: GATEWAY_TOKEN_PLACEHOLDER,
-    });
+  // Commands that reach the gateway get where it is, and what Gitea's clients read.
+  if (arm.access === "cli" || arm.tool?.kind === "cli")
+    Object.assign(
+      env,
+      { FORGE_URL: url, FORGE_API_URL: `${url}/api/v1` },
+      giteaClientVariables(url),
+    );
   return {
     access: {
-      access: options.access,
+      access: arm.access,
+      ...(arm.tool === undefined ? {} : { tool: { ...arm.tool } }),
       owner: backend.owner,
       repo: backend.repo,
       user: backend.user,
       direct: { url: backend.url, token: backend.token },
       endpoint: entrance.endpoint,
       ...(entrance.mcp ? { mcp: entrance.mcp } : {}),
-      ...(options.access === "cli" ? { commands: [...commands] } : {}),
+      ...(commands.length > 0 ? { commands: [...commands] } : {}),
       env,
     },
-    note: forgeNote(backend, options.access, entrance, commands),
+    note: forgeNote(backend, arm, entrance, commands),
     before: backend.before,
+    placeholders: {
+      "${forge.url}": url,
+      "${forge.api_url}": `${url}/api/v1`,
+      "${forge.token}": GATEWAY_TOKEN_PLACEHOLDER,
+      "${forge.owner}": backend.owner,
+      "${forge.repo}": backend.repo,
+      "${forge.user}": backend.user,
+    },
     location: backend.location,
     capture: async () => {
       const after = await backend.capture();

@@ -46,6 +46,7 @@ import {
 import {
   type AgentSpec,
   type Experiment,
+  type ForgeArm,
   type RuntimeSpec,
   runtimeOf,
   type TaskSpec,
@@ -59,6 +60,8 @@ import { startTrialForge, type TrialForge } from "./forge-trial.js";
 import { gradePatch, integrityGrade } from "./grade-patch.js";
 import type { PreparedGrader } from "./graders.js";
 import {
+  connectSetupToForge,
+  materializeForgeProgram,
   materializeSetup,
   setupDocument,
   setupIntact,
@@ -182,6 +185,22 @@ function toolSettings(runtime: RuntimeSpec) {
     permissionMode: runtime.permissionMode,
     maxTurns: runtime.maxTurns,
   };
+}
+
+/** Whether a setup component is a tool of its own beside the arm's (an MCP server, a skill, a subagent). */
+function isAnotherTool(component: SetupComponent, arm: ForgeArm): boolean {
+  if (component.mechanism === "mcp-server")
+    return !(arm.tool?.kind === "mcp-server" && arm.tool.component === component.id);
+  return component.mechanism === "native-skill" || component.mechanism === "subagent";
+}
+
+/**
+ * The host tools of an agent whose forge tool is its only tool (`forge.only = true`): none for an
+ * MCP arm (no shell, no file tools); only the shell for a command arm, which the policy lets run
+ * only the arm's programs. (The setup's other tools are not handed over at all: isAnotherTool.)
+ */
+function onlyTheForgeTool(arm: ForgeArm): string[] {
+  return arm.access === "mcp" || arm.tool?.kind === "mcp-server" ? [] : ["Bash"];
 }
 
 /**
@@ -416,13 +435,17 @@ async function startForge(
   held: HeldWorkspace,
 ): Promise<void> {
   const { experiment, task, variant, assembled, job } = context;
-  if (!proceeding(state, held) || task.forge === undefined) return;
+  if (!proceeding(state, held)) return;
+  if (task.forge === undefined) {
+    state.setup = connectSetupToForge(state.setup, undefined);
+    return;
+  }
   try {
     if (experiment.forge === undefined) throw new Error("the experiment has no forge settings");
     state.forge = await startTrialForge({
       forge: task.forge,
       settings: experiment.forge,
-      access: assembled.forgeAccess,
+      arm: assembled.forgeArm,
       sandbox: context.sandbox,
       // The trial's own temporary directory: harness-owned, and no sandbox binds it.
       privateDir: dirname(held.workspace.scratchDir),
@@ -431,6 +454,18 @@ async function startForge(
       ...(context.keepForgeRepos ? { keepRepo: true } : {}),
     });
     state.forgeEvidence = { before: state.forge.before, location: state.forge.location };
+    const forge = state.forge;
+    if (assembled.forgeProgram !== undefined)
+      forge.access.programDir = await materializeForgeProgram(
+        assembled.forgeProgram,
+        join(dirname(held.workspace.scratchDir), "forge-program"),
+        forge.placeholders,
+      );
+    state.setup = connectSetupToForge(state.setup, {
+      placeholders: forge.placeholders,
+      ...(forge.access.tool === undefined ? {} : { tool: forge.access.tool }),
+      ...(forge.access.endpoint.grant === undefined ? {} : { grant: forge.access.endpoint.grant }),
+    });
     state.preamble = withForgeNote(state.preamble, state.forge.note);
     state.prompt = promptWithPreamble(task.prompt, state.preamble);
   } catch (error) {
@@ -451,11 +486,16 @@ async function runAgent(
   if (!proceeding(state, held)) return;
   const workspace = held.workspace;
   const runtime = runtimeOf(experiment, variant);
-  const settings = toolSettings(runtime);
+  const arm = context.assembled.forgeArm;
+  const only = state.forge !== undefined && arm.only;
+  // The host is not even given what an only-tool agent may not use.
+  if (only) state.setup = state.setup.filter((component) => !isAnotherTool(component, arm));
+  const fullSettings = toolSettings(runtime);
+  const settings = only ? { ...fullSettings, tools: onlyTheForgeTool(arm) } : fullSettings;
   const policy = createToolPolicy({
     trialRoot: workspace.root,
     allowedWrites: task.expectedFiles,
-    allowedCommands: runtime.validationCommands,
+    allowedCommands: only ? [] : runtime.validationCommands,
     tools: settings.tools,
     mcpTools: state.forge?.access.mcp?.tools ?? [],
     ...setupPolicy(state.setup),

@@ -30,7 +30,7 @@ import {
   upstreamFailureNote,
 } from "../sdk/contained.js";
 import { type HostSetupReport, setupFailure } from "../setup/contract.js";
-import type { Executor, ExecutorRunInput } from "../types.js";
+import { commandsReachForge, type Executor, type ExecutorRunInput } from "../types.js";
 import { outcomeFromResult, outcomeFromThrown } from "./classify.js";
 import {
   CLAUDE_AGENT_SDK_PACKAGE,
@@ -190,6 +190,7 @@ export class ClaudeCodeExecutor implements Executor {
           ...(setup?.readOnlyPaths ?? []),
         ],
         ...(setup?.observeRequestBody ? { observeRequestBody: setup.observeRequestBody } : {}),
+        ...(input.forge?.programDir === undefined ? {} : { programDirs: [input.forge.programDir] }),
         endpoint: endpoint.ok
           ? { upstream: endpoint.upstream, credentialHeaders: endpoint.credentialHeaders }
           : { upstream: "https://api.anthropic.com", credentialHeaders: {} },
@@ -201,11 +202,13 @@ export class ClaudeCodeExecutor implements Executor {
         commandShell: {
           readOnly: [home],
           writable: [tmpDir],
-          ...(input.forge?.access === "cli" && input.forge.endpoint.grant
-            ? { grants: [input.forge.endpoint.grant], env: input.forge.env }
-            : input.forge
-              ? { env: input.forge.env }
-              : {}),
+          ...(commandsReachForge(input.forge) && input.forge?.endpoint.grant
+            ? { grants: [input.forge.endpoint.grant] }
+            : {}),
+          ...(input.forge ? { env: input.forge.env } : {}),
+          ...(input.forge?.programDir === undefined
+            ? {}
+            : { programDirs: [input.forge.programDir] }),
         },
         ...(input.forge?.access === "mcp" && input.forge.endpoint.grant
           ? { grants: [input.forge.endpoint.grant] }

@@ -383,6 +383,23 @@ export function rolloutAuditCalls(
   }
 }
 
+/**
+ * A tool as the policy knows it (`mcp__<server>__<tool>`) from the name Codex recorded: Codex
+ * names a server's namespace with each character outside [A-Za-z0-9_] as "_" (`widgets-mcp` is
+ * offered as `mcp__widgets_mcp`). A name that fits no server, or fits two, stays as recorded
+ * (and is denied as an unknown tool).
+ */
+export function serverNamed(tool: string, servers: readonly string[]): string {
+  if (!tool.startsWith("mcp__")) return tool;
+  const candidates = servers.filter((server) => {
+    const codexName = `mcp__${server.replace(/[^A-Za-z0-9_]/g, "_")}__`;
+    return codexName !== `mcp__${server}__` && tool.startsWith(codexName);
+  });
+  const [server] = candidates;
+  if (server === undefined || candidates.length > 1) return tool;
+  return `mcp__${server}__${tool.slice(`mcp__${server}__`.length)}`;
+}
+
 /** The policy calls one streamed Codex item stands for; empty for items that are not actions. */
 export function auditCalls(item: CodexThreadItem, trialRoot: string): AuditCall[] {
   switch (item.type) {

@@ -24,8 +24,14 @@ import {
 } from "../sdk/common.js";
 import { CREDENTIAL_PLACEHOLDER, containHost } from "../sdk/contained.js";
 import { setupFailure } from "../setup/contract.js";
-import type { Executor, ExecutorRunInput } from "../types.js";
-import { type AuditCall, auditCalls, isToolCallItem, rolloutAuditCalls } from "./audit.js";
+import { commandsReachForge, type Executor, type ExecutorRunInput } from "../types.js";
+import {
+  type AuditCall,
+  auditCalls,
+  isToolCallItem,
+  rolloutAuditCalls,
+  serverNamed,
+} from "./audit.js";
 import { locateCodexBinary, preflight } from "./binary.js";
 import { classifyCodexFailure, reconnectKind } from "./classify.js";
 import { codexConfig, ENDPOINT_KEY_VARIABLE, toToml } from "./config.js";
@@ -278,7 +284,7 @@ export class CodexExecutor implements Executor {
           codexHome,
           contained: input.sandbox.kind !== "none",
           privateDir: dirname(input.scratchDir),
-          commandsReachLoopback: input.forge?.access === "cli",
+          commandsReachLoopback: commandsReachForge(input.forge),
         });
       } catch (error) {
         return fail(
@@ -353,7 +359,7 @@ export class CodexExecutor implements Executor {
                   ? { mcp: { server: input.forge.mcp.server, url: input.forge.endpoint.url } }
                   : {}),
                 env: input.forge.env,
-                commandsReachLoopback: input.forge.access === "cli",
+                commandsReachLoopback: commandsReachForge(input.forge),
               },
             }
           : {}),
@@ -431,6 +437,8 @@ export class CodexExecutor implements Executor {
       },
       timeoutMs: input.timeoutMs,
       allowNestedSandbox: true,
+      // A forge task's program: Codex's commands inherit its PATH.
+      ...(input.forge?.programDir === undefined ? {} : { programDirs: [input.forge.programDir] }),
       grants: [
         ...(input.forge?.endpoint.grant ? [input.forge.endpoint.grant] : []),
         ...(run.setup?.grants ?? []),
@@ -491,7 +499,9 @@ export class CodexExecutor implements Executor {
       workingDirectory: input.cwd,
       skipGitRepoCheck: true,
       approvalPolicy: "never",
-      networkAccessEnabled: false,
+      // Codex's own sandbox would block loopback connections; a forge task whose commands reach
+      // the forge needs them, and the harness's sandbox around Codex still has only its endpoints.
+      networkAccessEnabled: commandsReachForge(input.forge),
       webSearchMode: "disabled",
     };
     builder.event("harness.options", {
@@ -787,10 +797,19 @@ export class CodexExecutor implements Executor {
       builder.turns = rollout.modelResponses;
       for (const model of rollout.models) builder.effectiveModels.add(model);
       if (rollout.durationMs !== null) builder.agentMs = rollout.durationMs;
+      const servers = [
+        ...(input.setup ?? []).filter((c) => c.mechanism === "mcp-server").map((c) => c.id),
+        ...(input.forge?.mcp ? [input.forge.mcp.server] : []),
+      ];
       for (const call of rollout.calls) {
         const { counted, calls } = rolloutAuditCalls(call, input.cwd);
         if (counted) toolCalls += 1;
-        for (const question of calls) await ask(question, call.callId, "rollout");
+        for (const question of calls)
+          await ask(
+            { ...question, tool: serverNamed(question.tool, servers) },
+            call.callId,
+            "rollout",
+          );
       }
       // Items the stream reported beyond what the rollout recorded (a CLI killed mid-write).
       const reported = rollout.calls.filter(

@@ -1,6 +1,6 @@
 // The query() options for one trial, per runtime profile. Pure: callbacks, paths and the
 // environment are passed in, so tests can compare the whole options object.
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import type { HookCallbackMatcher, Options } from "@qoder-ai/qoder-agent-sdk";
 import { QUIET_NPM_ENV } from "../sdk/common.js";
 import type { ExecutorRunInput } from "../types.js";
@@ -95,7 +95,16 @@ export function buildQueryOptions(q: QoderQueryInput): Options {
   const hooks: HookCallbackMatcher[] = [{ hooks: [q.gate.preToolUse] }];
   const options: Options = {
     cwd: q.input.cwd,
-    env: { ...q.env, ...q.input.forge?.env },
+    env: {
+      ...q.env,
+      ...q.input.forge?.env,
+      // A forge task's program, run by its name (Qoder runs unsandboxed: its PATH is the commands').
+      ...(q.input.forge?.programDir === undefined
+        ? {}
+        : {
+            PATH: [q.input.forge.programDir, q.env.PATH ?? ""].join(delimiter),
+          }),
+    },
     auth: q.auth as Options["auth"],
     transport: q.transport as Options["transport"],
     pathToQoderCLIExecutable: q.pathToQoderCLIExecutable,

@@ -74,7 +74,12 @@ export interface ScriptedForge {
   /** The login the agent acts as. */
   user: string;
   /** How the variant's composition says the agent reaches the forge. */
-  access: "mcp" | "cli";
+  access: "mcp" | "cli" | "tool";
+  /**
+   * `tool`: the component of the variant's setup that is the agent's way in: an MCP server (its
+   * tools are `mcp__<component>__<tool>`) or a program its commands run by the component's name.
+   */
+  tool?: { component: string; kind: "mcp-server" | "cli" };
   /** `cli`: the forge as the agent's commands reach it (`tools.bash("curl " + commandUrl + …)`). */
   commandUrl?: string;
   /** `mcp`: the names of the forge MCP tools, as `tools.call` takes them. */

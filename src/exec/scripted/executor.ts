@@ -37,6 +37,7 @@ function scriptedForge(forge: ExecutorForgeAccess): ScriptedForge {
     repo: forge.repo,
     user: forge.user,
     access: forge.access,
+    ...(forge.tool === undefined ? {} : { tool: { ...forge.tool } }),
     ...(forge.access === "cli" ? { commandUrl: forge.endpoint.url } : {}),
     ...(forge.mcp ? { mcpTools: [...forge.mcp.tools] } : {}),
   };

@@ -13,7 +13,7 @@ import { npmArgv, readRegularFile, writeRegularFile } from "../../shared/index.j
 import type { TraceEvent } from "../receipt.js";
 import { redact } from "../redact.js";
 import { type McpCallAnswer, mcpCallAnswer } from "../setup/mcp-stdio.js";
-import type { ExecutorForgeAccess } from "../types.js";
+import { commandsReachForge, type ExecutorForgeAccess } from "../types.js";
 import type {
   BashOutput,
   GrepMatch,
@@ -243,6 +243,7 @@ function bashHandler(
   options: ScriptedToolsOptions,
   env: Record<string, string>,
   grants: GrantedEndpoint[],
+  programDir: string | undefined,
 ): Handler {
   return async (decision) => {
     const argv = decision.argv!;
@@ -254,6 +255,7 @@ function bashHandler(
       cwd: options.cwd,
       writable: [options.cwd],
       ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
+      ...(programDir === undefined ? {} : { programDirs: [programDir] }),
       // The harness's baseline stays the harness's: commands may read the repository, not change it.
       protect: [join(options.cwd, ".git")],
       env,
@@ -284,7 +286,7 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
   const forge = options.forge;
   const env = commandEnvironment(forge?.env ?? {});
   // A cli agent's commands reach the forge's endpoint (in the sandbox, through the forwarder).
-  const grants = forge?.access === "cli" && forge.endpoint.grant ? [forge.endpoint.grant] : [];
+  const grants = commandsReachForge(forge) && forge?.endpoint.grant ? [forge.endpoint.grant] : [];
   const mcp = forge?.mcp === undefined ? undefined : lazyMcpClient(forge.mcp);
   const handlers: Record<string, Handler> = {
     ...fileHandlers(),
@@ -294,7 +296,7 @@ export function createScriptedTools(options: ScriptedToolsOptions): ScriptedTool
         ? {}
         : { timeLimitMs: options.searchTimeLimitMs }),
     }),
-    Bash: bashHandler(options, env, grants),
+    Bash: bashHandler(options, env, grants, forge?.programDir),
   };
   const inFlight = new Set<Promise<unknown>>();
   const denials: PolicyDecisionRecord[] = [];

@@ -5,7 +5,7 @@
 // the credential-adding proxy (see src/sandbox/endpoint.ts). The credential stays outside.
 import { type ChildProcess, spawn } from "node:child_process";
 import { constants as osConstants } from "node:os";
-import { dirname, join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import {
   type CommandRelay,
   type CommandSandbox,
@@ -80,9 +80,16 @@ export interface ContainHostOptions {
     grants?: readonly GrantedEndpoint[];
     /** Variables the commands get on top of the contained command environment (no secret). */
     env?: Readonly<Record<string, string>>;
+    /** Folders of programs first on the commands' PATH (a forge task's program). */
+    programDirs?: readonly string[];
   };
   /** Further endpoints the host process itself reaches (a forge task's MCP server). */
   grants?: readonly GrantedEndpoint[];
+  /**
+   * Folders of programs first on the host process's PATH, which the commands it runs itself
+   * inherit (a forge task's program; under --unsafe-no-sandbox, every host's commands).
+   */
+  programDirs?: readonly string[];
   /** Sees the body of every model request the proxy forwards (see EndpointProxyOptions). */
   observeRequestBody?: (chunk: Buffer) => void;
 }
@@ -104,7 +111,16 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
       proxy: null,
       baseUrl: options.endpoint.upstream,
       commandShell: null,
-      commandLine: (command, env) => ({ argv: [...command], env: definedOnly(env) }),
+      commandLine: (command, env) => ({
+        argv: [...command],
+        env:
+          options.programDirs === undefined
+            ? definedOnly(env)
+            : {
+                ...definedOnly(env),
+                PATH: [...options.programDirs, env.PATH ?? process.env.PATH ?? ""].join(delimiter),
+              },
+      }),
       track: () => {},
       close: async () => {},
     };
@@ -143,6 +159,7 @@ export async function containHost(options: ContainHostOptions): Promise<Containe
       cwd: options.cwd,
       writable: [options.cwd, options.scratchDir],
       readOnly: [...options.installPaths, ...(relay ? [relay.shellDir] : [])],
+      ...(options.programDirs === undefined ? {} : { programDirs: options.programDirs }),
       protect: [join(options.cwd, ".git")],
       binds: [
         ...forwarded.binds,
@@ -259,6 +276,7 @@ function relayedRun(
       cwd,
       writable: [options.cwd, ...shell.writable],
       readOnly: [...shell.readOnly],
+      ...(shell.programDirs === undefined ? {} : { programDirs: shell.programDirs }),
       protect: [join(options.cwd, ".git")],
       ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
       env: commandEnvironment(shell.env ?? {}),

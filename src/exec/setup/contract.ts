@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { SETUP_MECHANISMS, type SetupMechanism } from "../../hosts/index.js";
 import type { ComponentKind, HookEvent, Strength } from "../../ir/index.js";
+import type { GrantedEndpoint } from "../../sandbox/index.js";
 
 /** A source file as materialized: its path inside the source and its content hash. */
 interface SetupFile {
@@ -34,6 +35,11 @@ export interface SetupComponent {
   };
   /** A stdio MCP server, `${source}` already replaced by the source's path. */
   mcp?: { command: string; args: string[]; env: Record<string, string> };
+  /**
+   * A forge task's gateway, granted to this MCP server's sandbox when it is the agent's forge
+   * tool (reached at the URL its `${forge.url}` was filled with).
+   */
+  forgeGrant?: GrantedEndpoint;
   /** A hook's event and command, `${source}` already replaced. */
   hook?: { event: HookEvent; command: string[] };
   /** A subagent's tools. */

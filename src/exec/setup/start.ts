@@ -4,7 +4,11 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type CommandSandbox, commandEnvironment } from "../../sandbox/index.js";
+import {
+  type CommandSandbox,
+  commandEnvironment,
+  withGrantedEndpoints,
+} from "../../sandbox/index.js";
 import type { HostSetupReport, SetupComponent } from "./contract.js";
 import { type StdioMcpServer, type StdioMcpStart, startStdioMcpServer } from "./mcp-stdio.js";
 
@@ -64,11 +68,17 @@ export async function startSandboxedMcpServer(
 ): Promise<StdioMcpStart> {
   const mcp = component.mcp;
   if (mcp === undefined) return { ok: false, reason: "it names no MCP server command" };
-  const wrapped = await options.sandbox.wrap([mcp.command, ...mcp.args], {
+  // The agent's forge tool reaches the trial's forge gateway, and nothing else of the network.
+  const forwarded = withGrantedEndpoints(
+    [mcp.command, ...mcp.args],
+    component.forgeGrant === undefined ? [] : [component.forgeGrant],
+  );
+  const wrapped = await options.sandbox.wrap(forwarded.argv, {
     cwd: options.cwd,
     writable: [options.cwd],
     readOnly: component.source === undefined ? [] : [component.source.path],
     protect: [join(options.cwd, ".git")],
+    ...(forwarded.binds.length > 0 ? { binds: forwarded.binds } : {}),
     env: commandEnvironment({
       ...mcp.env,
       ...(component.source === undefined ? {} : { HARNESSLAB_SOURCE: component.source.path }),
