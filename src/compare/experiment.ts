@@ -164,8 +164,13 @@ export interface VariantSpec {
   id: string;
   /** Human label: `baseline`/`candidate` for v1, the id for v2. */
   label: string;
-  /** Composition id inside the experiment's harness files. */
+  /** Composition id inside the variant's harness files. */
   composition: string;
+  /**
+   * Absolute paths of the `.harness` files the variant's composition is in, when not the
+   * experiment's (`variants[i].harness`: another version of the setup). Read with `harnessFilesOf`.
+   */
+  harnessFiles?: string[];
   /** Named runtime profile; absent means the host's default profile. */
   runtimeProfile?: string;
   /** Scripted host only. */
@@ -248,6 +253,11 @@ export interface Experiment {
   forge?: ForgeSettings;
   /** Set for an A/A run (`compare run --calibrate`): the baseline and the id of its copy. */
   calibration?: { variant: string; copy: string };
+}
+
+/** The `.harness` files a variant's composition is compiled from. */
+export function harnessFilesOf(experiment: Experiment, variant: VariantSpec): string[] {
+  return variant.harnessFiles ?? experiment.harnessFiles;
 }
 
 /** One trial to run: a task × variant × trial index, at position `seq` of the execution order. */

@@ -313,6 +313,14 @@ export function experimentFromV2(manifest: HarnessCompareV2, context: BuildConte
       id: variant.id,
       label: variant.id,
       composition: variant.composition,
+      ...(variant.harness === undefined
+        ? {}
+        : {
+            harnessFiles: (typeof variant.harness === "string"
+              ? [variant.harness]
+              : variant.harness
+            ).map(at),
+          }),
       ...(variant.runtimeProfile === undefined ? {} : { runtimeProfile: variant.runtimeProfile }),
       ...(agent === undefined ? {} : { agent }),
       isBaseline: variant.id === manifest.baseline,

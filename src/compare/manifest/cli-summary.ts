@@ -151,7 +151,9 @@ function summaryLines(experiment: Experiment): string[] {
     );
   lines.push(`  variants (${experiment.variants.length}):`);
   for (const variant of experiment.variants) {
-    const parts = [`composition ${variant.composition}`];
+    const parts = [
+      `composition ${variant.composition}${variant.harnessFiles === undefined ? "" : ` of ${variant.harnessFiles.map((file) => portable(base, file)).join(", ")}`}`,
+    ];
     if (variant.runtimeProfile !== undefined) parts.push(`profile ${variant.runtimeProfile}`);
     if (variant.agent !== undefined) parts.push(`agent ${describeAgent(variant.agent, base)}`);
     if (variant.runtime !== undefined) parts.push(`on ${describeRuntime(variant.runtime, false)}`);

@@ -144,6 +144,17 @@ function pathReferences(version: string, root: unknown): PathReference[] {
   const variants = valueAt(root, ["variants"]).value;
   if (Array.isArray(variants))
     variants.forEach((_, index) => {
+      const own = valueAt(root, ["variants", index, "harness"]).value;
+      if (Array.isArray(own))
+        for (let h = 0; h < own.length; h += 1)
+          add(
+            ["variants", index, "harness", h],
+            `variants[${index}].harness[${h}]`,
+            "file",
+            "harness file",
+          );
+      else
+        add(["variants", index, "harness"], `variants[${index}].harness`, "file", "harness file");
       const agent = stringAt(root, ["variants", index, "agent"]);
       if (agent === undefined) return;
       const parsed = parseAgentReference(agent);
@@ -194,13 +205,67 @@ function compositionReferences(version: string, root: unknown): CompositionRefer
   return references;
 }
 
-function harnessPaths(root: unknown): string[] | undefined {
-  const harness = valueAt(root, ["harness"]).value;
+function harnessPaths(
+  root: unknown,
+  at: ReadonlyArray<string | number> = ["harness"],
+): string[] | undefined {
+  const harness = valueAt(root, at).value;
   const list = typeof harness === "string" ? [harness] : Array.isArray(harness) ? harness : [];
   if (list.length === 0) return undefined;
   if (!list.every((item) => typeof item === "string" && portablePathProblem(item) === undefined))
     return undefined;
   return list as string[];
+}
+
+/**
+ * Each variant's composition against the catalog of its harness files (its own `harness`, or the
+ * experiment's): one catalog per set of files, each set compiled once. A set with a problem of
+ * its own (a missing file) is not compiled.
+ */
+async function compositionProblems(
+  root: unknown,
+  version: string,
+  manifestDir: string,
+  found: readonly InputProblem[],
+  options: LoadManifestOptions,
+): Promise<InputProblem[]> {
+  if (!options.catalog && !options.loadCatalog) return [];
+  const problems: InputProblem[] = [];
+  const catalogs = new Map<string, CompositionCatalog | undefined>();
+  const catalogOf = async (field: string, at: ReadonlyArray<string | number>) => {
+    const paths = harnessPaths(root, at);
+    if (paths === undefined) return undefined;
+    if (found.some((p) => p.path === field || p.path.startsWith(`${field}[`))) return undefined;
+    const files = paths.map((file) => resolve(manifestDir, file));
+    const key = JSON.stringify(files);
+    if (catalogs.has(key)) return { files, catalog: catalogs.get(key) };
+    // The caller's catalog stands for the experiment's files (tests pass one without files).
+    let catalog = field === "harness" ? options.catalog : undefined;
+    if (catalog === undefined && options.loadCatalog !== undefined) {
+      const loaded = await options.loadCatalog(files);
+      if (loaded.ok) catalog = loaded.catalog;
+      else
+        problems.push(
+          ...loaded.problems.map((p) => ({ ...p, path: field === "harness" ? p.path : field })),
+        );
+    }
+    catalogs.set(key, catalog);
+    return { files, catalog };
+  };
+  for (const reference of compositionReferences(version, root)) {
+    const index = /^variants\[(\d+)\]/.exec(reference.field)?.[1];
+    const own =
+      index !== undefined &&
+      valueAt(root, ["variants", Number(index), "harness"]).value !== undefined;
+    const set = own
+      ? await catalogOf(`variants[${index}].harness`, ["variants", Number(index), "harness"])
+      : await catalogOf("harness", ["harness"]);
+    if (set?.catalog !== undefined)
+      problems.push(
+        ...compositionReferenceProblems([reference], set.files, manifestDir, set.catalog),
+      );
+  }
+  return problems;
 }
 
 function trialsOverrideProblems(root: unknown, override: number | undefined): InputProblem[] {
@@ -397,29 +462,7 @@ export async function loadManifest(
   problems.push(...(await pathReferencesProblems(manifestDir, pathReferences(version, root))));
   problems.push(...trialsOverrideProblems(root, options.trialsOverride));
 
-  const harness = harnessPaths(root);
-  const harnessProblem = problems.some(
-    (p) => p.path === "harness" || p.path.startsWith("harness["),
-  );
-  if (harness !== undefined && !harnessProblem && (options.catalog || options.loadCatalog)) {
-    const harnessFiles = harness.map((file) => resolve(manifestDir, file));
-    let catalog = options.catalog;
-    if (catalog === undefined && options.loadCatalog !== undefined) {
-      const loaded = await options.loadCatalog(harnessFiles);
-      if (loaded.ok) catalog = loaded.catalog;
-      else problems.push(...loaded.problems);
-    }
-    if (catalog !== undefined) {
-      problems.push(
-        ...compositionReferenceProblems(
-          compositionReferences(version, root),
-          harnessFiles,
-          manifestDir,
-          catalog,
-        ),
-      );
-    }
-  }
+  problems.push(...(await compositionProblems(root, version, manifestDir, problems, options)));
 
   // The forge documents are read once the manifest itself is sound: their problems name files
   // the manifest points at, which must exist first.

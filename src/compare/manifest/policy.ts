@@ -262,7 +262,9 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
     const runtimeKey = ["host", "model", "maxTurns", "timeoutMs"].map((name) =>
       name in variant ? variant[name] : at(root, ["runtime", name]),
     );
-    return JSON.stringify([composition, effectiveProfile, agentKey, runtimeKey]);
+    // Another variant's harness files make another setup of the same composition name.
+    const harnessKey = "harness" in variant ? variant.harness : null;
+    return JSON.stringify([composition, harnessKey, effectiveProfile, agentKey, runtimeKey]);
   });
   identities.forEach((identity, index) => {
     if (identity === undefined) return;
@@ -270,7 +272,7 @@ export function v2PolicyProblems(root: unknown): InputProblem[] {
     if (earlier < index)
       problems.push({
         path: formatJsonPath(["variants", index]),
-        message: `has the same composition, runtime profile and agent as variants[${earlier}], on the same host and model with the same limits; variants must differ in at least one of them`,
+        message: `has the same composition (from the same harness files), runtime profile and agent as variants[${earlier}], on the same host and model with the same limits; variants must differ in at least one of them`,
       });
   });
 

@@ -15,25 +15,15 @@ async function isExecutable(path: string): Promise<boolean> {
   }
 }
 
-/** Where `program` starts from as a grader would start it (a bare name from PATH, or an absolute path). */
-async function programPath(
-  program: string,
-  env: NodeJS.ProcessEnv,
-): Promise<string | undefined> {
-  if (isAbsolute(program)) return (await isExecutable(program)) ? program : undefined;
+/** Whether `program` starts as a grader would start it: a bare name from PATH, or an absolute path. */
+export async function programFound(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
+  if (isAbsolute(program)) return isExecutable(program);
   const extensions =
     process.platform === "win32" ? ["", ...(env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";")] : [""];
   for (const dir of (env.PATH ?? "").split(delimiter).filter(Boolean))
-    for (const extension of extensions) {
-      const path = join(dir, `${program}${extension}`);
-      if (await isExecutable(path)) return path;
-    }
-  return undefined;
-}
-
-/** Whether `program` starts as a grader would start it. */
-export async function programFound(program: string, env: NodeJS.ProcessEnv): Promise<boolean> {
-  return (await programPath(program, env)) !== undefined;
+    for (const extension of extensions)
+      if (await isExecutable(join(dir, `${program}${extension}`))) return true;
+  return false;
 }
 
 /**

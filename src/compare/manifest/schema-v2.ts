@@ -330,6 +330,17 @@ const taskSchema = z.strictObject({
     .max(32, "expected at most 32 graders"),
 });
 
+/** One .harness file, or a list of them compiled together. */
+const harnessFilesSchema = (what: string) =>
+  z.union([
+    portablePath(what),
+    z
+      .array(portablePath("A .harness file."), { error: "expected a path or a list of paths" })
+      .min(1, "expected 1 to 32 paths")
+      .max(32, "expected 1 to 32 paths")
+      .meta({ uniqueItems: true }),
+  ]);
+
 const variantSchema = z.strictObject({
   id: z
     .string({ error: "expected a variant id (string)" })
@@ -339,6 +350,11 @@ const variantSchema = z.strictObject({
     )
     .max(64, "expected at most 64 characters"),
   composition: compositionId.meta({ description: "Composition id inside the harness file(s)." }),
+  harness: harnessFilesSchema(
+    "The .harness file(s) this variant's composition is in, when not the experiment's: another version of the setup, compared with the one in harness.",
+  )
+    .optional()
+    .meta({ description: "Default: the experiment's harness." }),
   runtimeProfile: kebabId("a runtime profile id")
     .optional()
     .meta({ description: "Named runtime profile of the host (real hosts only)." }),
@@ -493,14 +509,7 @@ const verdictSchema = z.discriminatedUnion(
 export const harnessCompareV2Schema = z
   .strictObject({
     schemaVersion: z.literal(V2_SCHEMA_VERSION),
-    harness: z.union([
-      portablePath("The .harness file holding the compositions."),
-      z
-        .array(portablePath("A .harness file."), { error: "expected a path or a list of paths" })
-        .min(1, "expected 1 to 32 paths")
-        .max(32, "expected 1 to 32 paths")
-        .meta({ uniqueItems: true }),
-    ]),
+    harness: harnessFilesSchema("The .harness file holding the compositions."),
     tasks: z
       .array(taskSchema, { error: "expected a list of tasks" })
       .min(1, "expected 1 to 100 tasks")

@@ -68,7 +68,13 @@ function skippedInAgentFolder(name: string): boolean {
 
 /** Every path the experiment reads, as files or whole directories. */
 function experimentPaths(experiment: Experiment): { files: string[]; dirs: string[] } {
-  const files = [experiment.manifestPath, ...experiment.harnessFiles];
+  const files = [
+    experiment.manifestPath,
+    ...new Set([
+      ...experiment.harnessFiles,
+      ...experiment.variants.flatMap((v) => v.harnessFiles ?? []),
+    ]),
+  ];
   const dirs: string[] = [];
   for (const task of experiment.tasks) {
     dirs.push(task.fixtureDir);

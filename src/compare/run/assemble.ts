@@ -30,6 +30,7 @@ import {
   FORGE_TOOL_SETTING,
   type ForgeAccess,
   type ForgeArm,
+  harnessFilesOf,
   type RuntimeSpec,
   runtimeOf,
   type VariantSpec,
@@ -261,11 +262,33 @@ export type AssembleResult =
 
 /** Compiles the harness and resolves each variant; a failed resolution is a problem naming the variant's field. */
 export async function assembleExperiment(experiment: Experiment): Promise<AssembleResult> {
-  const compiled = await compileHarnessFiles(experiment.harnessFiles, experiment.manifestDir);
-  if (!compiled.ok) return { ok: false, problems: compiled.problems };
+  const main = await compileHarnessFiles(experiment.harnessFiles, experiment.manifestDir);
+  if (!main.ok) return { ok: false, problems: main.problems };
+  // A variant with harness files of its own (another version of the setup) is compiled from them;
+  // each set of files once.
+  const sets = new Map<string, CompiledHarnessFiles | { ok: false; problems: InputProblem[] }>([
+    [JSON.stringify(experiment.harnessFiles), main],
+  ]);
   const variants = new Map<string, AssembledVariant>();
   const problems: InputProblem[] = [];
+  const ownHashes: Record<string, string> = {};
+  const sourcePaths = new Set(main.sourcePaths);
   for (const variant of experiment.variants) {
+    const files = harnessFilesOf(experiment, variant);
+    const key = JSON.stringify(files);
+    if (!sets.has(key)) sets.set(key, await compileHarnessFiles(files, experiment.manifestDir));
+    const compiled = sets.get(key)!;
+    if (!compiled.ok) {
+      problems.push(
+        ...compiled.problems.map((p) => ({
+          path: `${variant.manifestField}.harness`,
+          message: `${p.path === "harness" ? "" : `${p.path}: `}${p.message}`,
+        })),
+      );
+      continue;
+    }
+    if (variant.harnessFiles !== undefined) ownHashes[variant.id] = compiled.harnessHash;
+    for (const path of compiled.sourcePaths) sourcePaths.add(path);
     const host = runtimeOf(experiment, variant).host;
     const { revision, report } = resolveComposition(compiled.bundle, variant.composition, {
       host,
@@ -315,9 +338,13 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,
-    bundle: compiled.bundle,
-    harnessHash: compiled.harnessHash,
-    sourcePaths: compiled.sourcePaths,
+    bundle: main.bundle,
+    // A run whose variants all use the experiment's files hashes as it always did.
+    harnessHash:
+      Object.keys(ownHashes).length === 0
+        ? main.harnessHash
+        : `sha256:${sha256Hex(canonicalJson({ harness: main.harnessHash, variants: ownHashes }))}`,
+    sourcePaths: [...sourcePaths].sort(),
     variants,
   };
 }
