@@ -7,7 +7,12 @@ import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadHarnessCatalog, loadManifest, runExperiment } from "../../src/compare/index.js";
+import {
+  assembleExperiment,
+  loadHarnessCatalog,
+  loadManifest,
+  runExperiment,
+} from "../../src/compare/index.js";
 import { locateCodexBinary } from "../../src/exec/codex/binary.js";
 import { CodexExecutor } from "../../src/exec/codex/index.js";
 import {
@@ -50,6 +55,11 @@ composition codex-tool-mcp {
   include [ plugin.forge-core@^1, plugin.mcp-arm@^1 ]
   configure { forge.tool = "widgets-mcp" forge.only = true }
 }
+composition codex-harnesslab-mcp {
+  target codex
+  include [ plugin.forge-core@^1 ]
+  configure { forge.access = "mcp" forge.only = true }
+}
 composition codex-rest {
   target codex
   include [ plugin.forge-core@^1 ]
@@ -63,16 +73,22 @@ composition codex-tool-cli {
 `;
 
 const repo = { owner: "acme", repo: "widgets" };
-const API = "http://127.0.0.1:40118/api/v1/repos/acme/widgets";
-const curl = (method: string, path: string, body: string) =>
-  `curl -sS -f -X ${method} -H 'Content-Type: application/json' -d '${body}' ${API}${path}`;
 const SCRIPTS: Record<string, ResponsesScriptTurn[]> = {
-  rest: [
+  harnesslab: [
     ...[
-      curl("POST", "/issues/2/comments", '{"body":"Duplicate of #1"}'),
-      curl("POST", "/issues/2/labels", '{"labels":["duplicate"]}'),
-      curl("PATCH", "/issues/2", '{"state":"closed"}'),
-    ].map((command) => ({ output: [execCommand(command)] })),
+      ["add_comment", { number: 2, body: "Duplicate of #1" }],
+      ["add_labels", { number: 2, labels: ["duplicate"] }],
+      ["close", { number: 2 }],
+    ].map(([name, args]) => ({
+      output: [
+        {
+          type: "function_call" as const,
+          namespace: "mcp__forge",
+          name: name as string,
+          arguments: args as Record<string, unknown>,
+        },
+      ],
+    })),
     { output: [{ type: "message", text: "Closed #2 as a duplicate of #1." }] },
   ],
   mcp: [
@@ -92,14 +108,6 @@ const SCRIPTS: Record<string, ResponsesScriptTurn[]> = {
     })),
     { output: [{ type: "message", text: "Closed #2 as a duplicate of #1." }] },
   ],
-  cli: [
-    ...[
-      "forge-cli comment 2 'Duplicate of #1'",
-      "forge-cli label 2 duplicate",
-      "forge-cli close 2",
-    ].map((command) => ({ output: [execCommand(command)] })),
-    { output: [{ type: "message", text: "Closed #2 as a duplicate of #1." }] },
-  ],
 };
 
 let base: string;
@@ -109,7 +117,7 @@ beforeAll(async () => {
 afterAll(() => rm(base, { recursive: true, force: true }));
 
 describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", () => {
-  it("closes the duplicate through a third-party MCP server, a CLI run by its name, and curl", async () => {
+  it("closes the duplicate through harnesslab's forge MCP server and through a third-party one", async () => {
     const dir = join(base, "exp");
     await mkdir(join(dir, "fixture"), { recursive: true });
     await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
@@ -130,11 +138,10 @@ describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", 
         },
       ],
       variants: [
+        { id: "harnesslab", composition: "codex-harnesslab-mcp" },
         { id: "mcp", composition: "codex-tool-mcp" },
-        { id: "cli", composition: "codex-tool-cli" },
-        { id: "rest", composition: "codex-rest" },
       ],
-      baseline: "mcp",
+      baseline: "harnesslab",
       // A safety bound only, for a loaded machine.
       runtime: claudeCodeRuntime({ host: "codex", model: MODEL, timeoutMs: 150_000 }),
       trials: { count: 1, seed: 1, order: "sequential" },
@@ -147,9 +154,8 @@ describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", 
     });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
     const servers: Record<string, ResponsesLoopback> = {
+      harnesslab: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.harnesslab! }),
       mcp: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.mcp! }),
-      cli: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.cli! }),
-      rest: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.rest! }),
     };
     const outDir = join(dir, "out");
     let verdict: Awaited<ReturnType<typeof runExperiment>>["verdict"];
@@ -170,24 +176,19 @@ describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", 
         env: { ...process.env, OPENAI_API_KEY: KEY },
       }));
     } finally {
+      await servers.harnesslab!.close();
       await servers.mcp!.close();
-      await servers.cli!.close();
-      await servers.rest!.close();
     }
     expect(verdict.trials.map((t) => [t.variant, t.outcome, t.explanation])).toEqual([
+      ["harnesslab", "passed", "all graders passed"],
       ["mcp", "passed", "all graders passed"],
-      ["cli", "passed", "all graders passed"],
-      ["rest", "passed", "all graders passed"],
     ]);
     // The MCP arm: Codex offered the server's namespace; its answers came back through the relay.
     const offered = servers.mcp!.requests.find((r) => r.kind === "turn")?.toolNames ?? [];
     expect(offered).toContain("mcp__widgets_mcp");
-    // The CLI arm: the program ran from Codex's shell and answered with the comment's JSON.
-    const cliOutputs = servers.cli!.requests.flatMap((r) => r.toolOutputs.map((o) => o.text));
-    expect(cliOutputs.join("\n")).toContain('"body": "Duplicate of #1"');
-    // The REST arm: curl reached the gateway from Codex's own sandbox.
-    const restOutputs = servers.rest!.requests.flatMap((r) => r.toolOutputs.map((o) => o.text));
-    expect(restOutputs.join("\n")).toContain('"body":"Duplicate of #1"');
+    expect(servers.harnesslab!.requests.find((r) => r.kind === "turn")?.toolNames).toContain(
+      "mcp__forge",
+    );
     for (const trial of verdict.trials) {
       const after = JSON.parse(
         await readFile(join(outDir, trial.artifactDir, "forge-after.json"), "utf8"),
@@ -195,4 +196,51 @@ describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", 
       expect(after.issues?.find((i) => i.number === 2)).toMatchObject({ state: "closed" });
     }
   }, 600_000);
+});
+
+describe("arms Codex cannot run", () => {
+  it("refuses, before any trial, an arm whose commands would reach the forge", async () => {
+    const dir = join(base, "refused");
+    await mkdir(join(dir, "fixture"), { recursive: true });
+    await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
+    await writeFile(join(dir, "prompt.md"), "Close #2.\n");
+    await writeFile(join(dir, "forge.harness"), HARNESS);
+    await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
+    await copyForgeSuiteTools(dir);
+    const manifest = {
+      schemaVersion: "harness-compare.v2",
+      harness: "./forge.harness",
+      tasks: [
+        {
+          id: "close-duplicate",
+          fixture: "./fixture",
+          prompt: "./prompt.md",
+          forge: { seed: "./seed.json" },
+          graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
+        },
+      ],
+      variants: [
+        { id: "rest", composition: "codex-rest" },
+        { id: "cli", composition: "codex-tool-cli" },
+      ],
+      baseline: "rest",
+      runtime: claudeCodeRuntime({ host: "codex", model: MODEL, timeoutMs: 60_000 }),
+      trials: { count: 1, seed: 1, order: "sequential" },
+      verdict: { policy: "heuristic-v1" },
+    };
+    await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest));
+    const loaded = await loadManifest(join(dir, "experiment.json"), {
+      loadCatalog: loadHarnessCatalog,
+    });
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const assembled = await assembleExperiment(loaded.experiment);
+    expect(assembled.ok ? [] : assembled.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
+      expect.stringMatching(
+        /^variants\[0\]\.composition: composition "codex-rest" sets forge\.access = "cli": Codex runs its commands in its own sandbox beside its model endpoint/,
+      ),
+      expect.stringMatching(
+        /^variants\[1\]\.composition: composition "codex-tool-cli" sets forge\.tool = "forge-cli", a program: Codex runs its commands/,
+      ),
+    ]);
+  });
 });

@@ -3,12 +3,14 @@
 // variables it reads, always through the gateway with a placeholder token, in the sandbox; and
 // arms that are the agent's only tool. The shipped four-arm example reaches a verdict offline.
 import { spawnSync } from "node:child_process";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assembleExperiment } from "../../src/compare/run/assemble.js";
 import { materializeForgeProgram } from "../../src/compare/trial/setup.js";
+import { ScriptedExecutor } from "../../src/exec/index.js";
 import {
   loadForRun,
   makeExperiment,
@@ -399,5 +401,119 @@ describe("a program's executable", () => {
       await chmod(join(dir, "program"), 0o755).catch(() => {});
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("runs a program of the component's own source, made executable in its read-only copy", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "hl-forge-program-"));
+    try {
+      const source = join(dir, "tools");
+      await mkdir(source);
+      const script = '#!/bin/sh\necho "from source: $*"\n';
+      await writeFile(join(source, "tool.sh"), script);
+      const programDir = await materializeForgeProgram(
+        {
+          contract: {
+            irVersion: "0.2.0",
+            kind: "component-contract",
+            id: "tool",
+            componentKind: "tool",
+            inputs: [],
+            outputs: [],
+            permissions: [],
+            source: {
+              path: "tools",
+              type: "directory",
+              files: [
+                {
+                  path: "tool.sh",
+                  sha256: `sha256:${createHash("sha256").update(script).digest("hex")}`,
+                },
+              ],
+            },
+            cli: { command: "${source}/tool.sh", args: [], env: [] },
+          },
+          sourcePath: source,
+        },
+        join(dir, "program"),
+        {},
+      );
+      const run = spawnSync(join(programDir, "tool"), ["a", "b"], {
+        env: { PATH: `${programDir}${delimiter}${process.env.PATH}` },
+        encoding: "utf8",
+      });
+      expect(run.stderr).toBe("");
+      expect(run.stdout).toBe("from source: a b\n");
+    } finally {
+      await chmod(join(dir, "program"), 0o755).catch(() => {});
+      await chmod(join(dir, "program", ".source"), 0o755).catch(() => {});
+      await chmod(join(dir, "program", ".source", "tool"), 0o755).catch(() => {});
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a program arm without the sandbox", () => {
+  let exp: TempExperiment;
+  afterAll(() => exp.cleanup());
+  it("is refused for a real host, whose shell would not find it: the trial's forge says why", async () => {
+    exp = await makeExperiment({
+      harness: `${FORGE_HARNESS}
+component spy-cli {
+  kind tool
+  cli { command "node" }
+}
+binding spy-cli for claude-code { mechanism prompt-preamble strength advisory }
+plugin spy-cli-kit {
+  version "1.0.0"
+  provides [ component.spy-cli ]
+}
+composition claude-spy-cli {
+  target claude-code
+  include [ plugin.forge-core@^1, plugin.spy-cli-kit@^1 ]
+  configure { forge.tool = "spy-cli" }
+}
+`,
+      fixture: { "README.md": "# widgets\n" },
+      manifest: forgeManifest({
+        variants: [
+          { id: "mcp", composition: "claude-mcp" },
+          { id: "cli", composition: "claude-spy-cli" },
+        ],
+        top: {
+          runtime: {
+            host: "claude-code",
+            model: "claude-sonnet-4-5",
+            tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
+            allowedTools: [],
+            disallowedTools: ["WebFetch", "WebSearch", "Task"],
+            permissionMode: "default",
+            maxTurns: 10,
+            network: "deny",
+            timeoutMs: 60000,
+            validationCommands: [],
+          },
+        },
+      }),
+    });
+    await exp.writeManifest(SMALL_SEED, "seed.json");
+    const ran: string[] = [];
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      unsafeNoSandbox: true,
+      executorFor: () => ({
+        host: "claude-code",
+        run: async (input) => {
+          ran.push(input.variant);
+          return new ScriptedExecutor().run({ ...input, agent: "nop" });
+        },
+      }),
+    });
+    const trial = verdict.trials.find((t) => t.variant === "cli");
+    expect(trial?.outcome).toBe("infrastructure_error");
+    expect(trial?.explanation).toContain(
+      "the forge tool is a program, which claude-code runs by its name only in the sandbox",
+    );
+    expect(ran).not.toContain("cli");
   });
 });

@@ -195,12 +195,20 @@ function forgeArmOf(
       problem: `sets ${FORGE_ONLY_SETTING} to ${JSON.stringify(only.value)}; it is true or false`,
     };
   const onlyTool = only?.value === true;
+  const host = revision.target.host;
+  const commandArm = (what: string) =>
+    host === "codex"
+      ? `${what}: Codex runs its commands in its own sandbox beside its model endpoint (which adds the model's key), so commands that reach the forge would reach that too; give a Codex variant an MCP arm (forge.access = "mcp", or forge.tool naming an MCP server)`
+      : undefined;
   if (tool === undefined) {
     if (access?.value === "tool")
       return {
         ok: false,
         problem: `sets ${FORGE_ACCESS_SETTING} = "tool" without ${FORGE_TOOL_SETTING}: name the component the agent reaches the forge with (${FORGE_TOOL_SETTING} = "<component>")`,
       };
+    const refused =
+      access?.value === "cli" ? commandArm(`sets ${FORGE_ACCESS_SETTING} = "cli"`) : undefined;
+    if (refused !== undefined) return { ok: false, problem: refused };
     return { ok: true, arm: { access: (access?.value ?? "mcp") as ForgeAccess, only: onlyTool } };
   }
   if (tool.type !== "string" || tool.value === "")
@@ -233,6 +241,12 @@ function forgeArmOf(
     };
   }
   if (contract.cli !== undefined) {
+    const refused =
+      commandArm(`sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(id)}, a program`) ??
+      (host === "qoder"
+        ? `sets ${FORGE_TOOL_SETTING} = ${JSON.stringify(id)}, a program: Qoder runs only without the sandbox, where its shell starts from the system's own PATH, not the program's folder; give a Qoder variant forge.access = "mcp" or "cli"`
+        : undefined);
+    if (refused !== undefined) return { ok: false, problem: refused };
     const sourcePath = componentSources.get(id);
     return {
       ok: true,
@@ -261,7 +275,13 @@ export type AssembleResult =
   | { ok: false; problems: InputProblem[] };
 
 /** Compiles the harness and resolves each variant; a failed resolution is a problem naming the variant's field. */
-export async function assembleExperiment(experiment: Experiment): Promise<AssembleResult> {
+export async function assembleExperiment(
+  experiment: Experiment,
+  options: {
+    /** Resolve variants that give the agent the same setup without refusing them (`harness ci` says so itself). */
+    sameSetupsAllowed?: boolean;
+  } = {},
+): Promise<AssembleResult> {
   const main = await compileHarnessFiles(experiment.harnessFiles, experiment.manifestDir);
   if (!main.ok) return { ok: false, problems: main.problems };
   // A variant with harness files of its own (another version of the setup) is compiled from them;
@@ -334,7 +354,8 @@ export async function assembleExperiment(experiment: Experiment): Promise<Assemb
     });
   }
   // A calibration compares the baseline with itself on purpose.
-  if (experiment.calibration === undefined) problems.push(...sameSetups(experiment, variants));
+  if (experiment.calibration === undefined && !options.sameSetupsAllowed)
+    problems.push(...sameSetups(experiment, variants));
   if (problems.length > 0) return { ok: false, problems };
   return {
     ok: true,

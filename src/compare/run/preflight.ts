@@ -142,6 +142,7 @@ export async function preflight(
       experiment,
       assembled.variants,
       options.env ?? process.env,
+      options.unsafeNoSandbox === true,
     );
     if (failed("forge tasks cannot run here", problems)) return { failures };
   }
@@ -181,6 +182,7 @@ async function forgeReadiness(
   experiment: Experiment,
   variants: ReadonlyMap<string, AssembledVariant>,
   env: NodeJS.ProcessEnv,
+  unsafeNoSandbox: boolean,
 ): Promise<InputProblem[]> {
   const forge = experiment.forge;
   if (forge === undefined) return [];
@@ -198,7 +200,14 @@ async function forgeReadiness(
           message: `${program} is not on PATH: a variant whose composition sets forge.access = "cli" could not run it; install it or remove it from forge.commands`,
         });
   for (const variant of experiment.variants) {
-    const command = variants.get(variant.id)?.forgeProgram?.contract.cli.command;
+    const program = variants.get(variant.id)?.forgeProgram;
+    const host = runtimeOf(experiment, variant).host;
+    if (program !== undefined && unsafeNoSandbox && host !== "scripted")
+      problems.push({
+        path: variant.compositionField,
+        message: `the forge tool of composition "${variant.composition}" is a program, which ${host} runs by its name only in the sandbox (without it, its shell starts from the system's own PATH); run without --unsafe-no-sandbox, or give the variant an MCP arm`,
+      });
+    const command = program?.contract.cli.command;
     // A program of the component's own source (${source}/…) is checked when it is materialized.
     if (command === undefined || command.includes("${") || (await programFound(command, env)))
       continue;

@@ -189,6 +189,9 @@ export async function materializeForgeProgram(
     throw new SetupMaterializeError(
       `component ${contract.id}: its cli command ${command} is a relative path; give a program on PATH, an absolute path, or \${source}/… for a file of its source`,
     );
+  // A program of the component's own source runs as it is (its copy is read-only, not executable).
+  if (sourcePath !== undefined && command.startsWith(`${sourcePath}/`)) await chmod(command, 0o555);
+  if (sourcePath !== undefined && command === sourcePath) await chmod(command, 0o555);
   const words = [
     "/usr/bin/env",
     ...Object.entries(filled.env).map(

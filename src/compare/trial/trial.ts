@@ -455,6 +455,14 @@ async function startForge(
     });
     state.forgeEvidence = { before: state.forge.before, location: state.forge.location };
     const forge = state.forge;
+    if (
+      assembled.forgeProgram !== undefined &&
+      context.sandbox.kind === "none" &&
+      runtimeOf(experiment, variant).host !== "scripted"
+    )
+      throw new Error(
+        `the forge tool is a program, which ${runtimeOf(experiment, variant).host} runs by its name only in the sandbox (without it, its shell starts from the system's own PATH)`,
+      );
     if (assembled.forgeProgram !== undefined)
       forge.access.programDir = await materializeForgeProgram(
         assembled.forgeProgram,

@@ -24,7 +24,7 @@ import {
 } from "../sdk/common.js";
 import { CREDENTIAL_PLACEHOLDER, containHost } from "../sdk/contained.js";
 import { setupFailure } from "../setup/contract.js";
-import { commandsReachForge, type Executor, type ExecutorRunInput } from "../types.js";
+import type { Executor, ExecutorRunInput } from "../types.js";
 import {
   type AuditCall,
   auditCalls,
@@ -284,7 +284,7 @@ export class CodexExecutor implements Executor {
           codexHome,
           contained: input.sandbox.kind !== "none",
           privateDir: dirname(input.scratchDir),
-          commandsReachLoopback: commandsReachForge(input.forge),
+          commandsReachLoopback: false,
         });
       } catch (error) {
         return fail(
@@ -359,7 +359,7 @@ export class CodexExecutor implements Executor {
                   ? { mcp: { server: input.forge.mcp.server, url: input.forge.endpoint.url } }
                   : {}),
                 env: input.forge.env,
-                commandsReachLoopback: commandsReachForge(input.forge),
+                commandsReachLoopback: false,
               },
             }
           : {}),
@@ -440,7 +440,11 @@ export class CodexExecutor implements Executor {
       // A forge task's program: Codex's commands inherit its PATH.
       ...(input.forge?.programDir === undefined ? {} : { programDirs: [input.forge.programDir] }),
       grants: [
-        ...(input.forge?.endpoint.grant ? [input.forge.endpoint.grant] : []),
+        // Only the forge MCP server is Codex's own endpoint; a tool of the setup gets the gateway
+        // in its own sandbox.
+        ...(input.forge?.access === "mcp" && input.forge.endpoint.grant
+          ? [input.forge.endpoint.grant]
+          : []),
         ...(run.setup?.grants ?? []),
       ],
       ...(run.setup?.observeRequestBody
@@ -499,9 +503,9 @@ export class CodexExecutor implements Executor {
       workingDirectory: input.cwd,
       skipGitRepoCheck: true,
       approvalPolicy: "never",
-      // Codex's own sandbox would block loopback connections; a forge task whose commands reach
-      // the forge needs them, and the harness's sandbox around Codex still has only its endpoints.
-      networkAccessEnabled: commandsReachForge(input.forge),
+      // Codex's commands share the harness's sandbox with Codex's model endpoint (which adds the
+      // key): they get no network, so no forge arm whose commands reach the forge runs on Codex.
+      networkAccessEnabled: false,
       webSearchMode: "disabled",
     };
     builder.event("harness.options", {
