@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { Command, CommanderError } from "commander";
 import { InvalidInputError } from "../shared/index.js";
+import { registerCiCommand } from "./commands/ci.js";
 import { registerCompareCommands } from "./commands/compare.js";
 import { registerCompileCommands } from "./commands/compile.js";
 import { registerForgeCommands } from "./commands/forge.js";
@@ -34,6 +35,7 @@ function buildProgram(io: CliIO, setExit: SetExitCode): Command {
     .exitOverride();
   registerCompileCommands(program, io, setExit);
   registerCompareCommands(program, io, setExit);
+  registerCiCommand(program, io, setExit);
   registerScoreCommand(program, io, setExit);
   registerReportCommand(program, io, setExit);
   registerForgeCommands(program, io, setExit);

@@ -1,6 +1,7 @@
 // The compare stage's public surface: experiment model, manifest loading and planning.
 
 export * from "../artifacts/index.js";
+export * from "./ci/index.js";
 export { ExperimentInputError } from "./errors.js";
 export {
   defaultStateDir,

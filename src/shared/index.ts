@@ -7,7 +7,7 @@ export {
   readValidJsonFile,
 } from "./files.js";
 export { readHarnessSource } from "./harness-source.js";
-export { duplicateKeyProblems } from "./json-keys.js";
+export { duplicateKeyProblems, isRecord } from "./json-keys.js";
 export { isPathInside } from "./paths.js";
 export { runPool } from "./pool.js";
 export {

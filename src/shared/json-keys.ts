@@ -42,3 +42,8 @@ function formatPath(segments: readonly (string | number)[]): string {
   }
   return out === "" ? "(root)" : out;
 }
+
+/** A JSON object (not null, not an array): what a document's fields are read from. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

@@ -1,7 +1,13 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Command } from "commander";
-import type { BudgetLimits, QueueAddress, VerdictDocument } from "../../compare/index.js";
+import type {
+  BudgetLimits,
+  Experiment,
+  ManifestDocument,
+  QueueAddress,
+  VerdictDocument,
+} from "../../compare/index.js";
 import { InvalidInputError, killRunningCommands, problemCount } from "../../shared/index.js";
 import { type CliIO, EXIT, jsonErrorDocument, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, positiveNumber, proportion, wholeNumber } from "../options.js";
@@ -20,7 +26,7 @@ async function stages() {
   return { ...compare, ...exec, ...report };
 }
 
-interface RunOptions {
+export interface RunOptions {
   out: string;
   trials?: number;
   json?: boolean;
@@ -286,13 +292,7 @@ async function queueOf(options: RunOptions): Promise<QueueAddress | undefined> {
 }
 
 async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): Promise<number> {
-  const {
-    calibrationExperiment,
-    runExperiment,
-    queueTrials,
-    createExecutor,
-    renderTerminalSummary,
-  } = await stages();
+  const { calibrationExperiment } = await stages();
   const queue = await queueOf(options);
   const loaded = await loadForCommand(manifestArg, io, options.trials);
   for (const warning of loaded.warnings)
@@ -300,6 +300,26 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
   const experiment = options.calibrate
     ? calibrationExperiment(loaded.experiment)
     : loaded.experiment;
+  const ran = await runLoadedExperiment(experiment, loaded, options, io, queue);
+  if (ran.interrupted !== undefined) return ran.interrupted;
+  // An A/A run measured the noise whatever it decided; only a broken run fails it.
+  if (options.calibrate) return ran.verdict.status === "infrastructure_error" ? EXIT.fail : EXIT.ok;
+  return exitForStatus(ran.verdict.status);
+}
+
+/**
+ * Runs a loaded experiment as `compare run` does (and `harness ci` after it): stopped cleanly by
+ * Ctrl-C or SIGTERM, progress on stderr, the verdict printed. Returns the verdict, and the exit
+ * code of an interruption.
+ */
+export async function runLoadedExperiment(
+  experiment: Experiment,
+  loaded: { manifest: ManifestDocument; manifestHash: string },
+  options: Omit<RunOptions, "calibrate" | "trials" | "queue">,
+  io: CliIO,
+  queue?: QueueAddress,
+): Promise<{ verdict: VerdictDocument; outDir: string; interrupted?: number }> {
+  const { runExperiment, queueTrials, createExecutor, renderTerminalSummary } = await stages();
   // Ctrl-C (or a SIGTERM from a supervisor) stops the run cleanly: running agents are aborted,
   // their commands killed and their workspaces removed; finished trials stay for --resume.
   const stop = stopOnSignals(io, {
@@ -341,10 +361,11 @@ async function runCompare(manifestArg: string, options: RunOptions, io: CliIO): 
     for (const warning of unusedBudgets(options, verdict)) io.stderr(`warning: ${warning}\n`);
     if (options.json) io.stdout(`${JSON.stringify(verdict, null, 2)}\n`);
     else io.stdout(`${renderTerminalSummary(verdict, outDir)}\n`);
-    if (stop.signal.aborted) return stop.exitCode();
-    // An A/A run measured the noise whatever it decided; only a broken run fails it.
-    if (options.calibrate) return verdict.status === "infrastructure_error" ? EXIT.fail : EXIT.ok;
-    return exitForStatus(verdict.status);
+    return {
+      verdict,
+      outDir,
+      ...(stop.signal.aborted ? { interrupted: stop.exitCode() } : {}),
+    };
   } finally {
     progress.finish();
     stop.dispose();

@@ -10,6 +10,7 @@ import {
   duplicateKeyProblems,
   fileReadProblem,
   type InputProblem,
+  isRecord,
   jsonErrorLocation,
 } from "../../shared/index.js";
 import { type Experiment, HOSTS } from "../experiment.js";
@@ -67,10 +68,6 @@ const FILE = "(file)";
 
 function fail(manifestPath: string, problems: InputProblem[]): LoadManifestResult {
   return { ok: false, manifestPath, problems, warnings: [] };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function stringAt(root: unknown, path: ReadonlyArray<string | number>): string | undefined {

@@ -2,7 +2,7 @@
 // hosts × models), expanded into ordinary variants before anything else checks them, so every
 // rule that holds for a written variant holds for an expanded one. Problems found later on an
 // expanded variant name it by its matrix id, not by an index the author never wrote.
-import type { InputProblem } from "../../shared/index.js";
+import { type InputProblem, isRecord } from "../../shared/index.js";
 import { valueAt } from "./problems.js";
 import { MATRIX_VALUE_FIELDS, matrixSchema } from "./schema-v2.js";
 
@@ -27,10 +27,6 @@ interface AxisEntry {
   fields: Record<string, unknown>;
   /** JSON path of the entry, for problems. */
   path: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** A plain value's id part: characters outside [A-Za-z0-9-] become "-"; numbers name their field. */

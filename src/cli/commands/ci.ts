@@ -1,0 +1,167 @@
+// `harness ci`: the setup under test at a pull request's base against the working tree, as one
+// paired comparison (docs/ci.md).
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Command } from "commander";
+import { InvalidInputError, problemCount } from "../../shared/index.js";
+import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
+import { positiveInt, positiveNumber } from "../options.js";
+import { type RunOptions, runLoadedExperiment } from "./compare.js";
+
+/** `infrastructure_error`: the comparison could not be made (exit 3, apart from a reject's 1). */
+const EXIT_INFRASTRUCTURE = 3;
+
+interface CiOptions extends Omit<RunOptions, "calibrate" | "trials" | "queue" | "keepForgeRepos"> {
+  baselineRef: string;
+  variant?: string;
+  failOn: "reject" | "need_more_work";
+}
+
+export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitCode): void {
+  program
+    .command("ci")
+    .description(
+      "compare the setup under test as it is at a base ref with the working tree: one paired verdict for a pull request",
+    )
+    .argument("<manifest>", "a harness-compare.v2 manifest whose variant is the setup under test")
+    .requiredOption(
+      "--baseline-ref <ref>",
+      "the git ref of the base (e.g. origin/main); read with git, never checked out",
+    )
+    .option("--variant <id>", "the variant under test, when the manifest has several")
+    .option(
+      "--out <dir>",
+      "where artifacts go: empty or absent, outside every fixture",
+      "harness-ci",
+    )
+    .option(
+      "--fail-on <status>",
+      "exit 1 on this status or worse: reject (default), or need_more_work",
+      (value: string) => {
+        if (value !== "reject" && value !== "need_more_work")
+          throw new UsageError(
+            `--fail-on: ${JSON.stringify(value)} is not reject or need_more_work`,
+          );
+        return value;
+      },
+      "reject",
+    )
+    .option(
+      "--concurrency <n>",
+      "trials run at once (overrides the manifest)",
+      positiveInt("--concurrency", 16),
+    )
+    .option(
+      "--stop-early",
+      "stop starting trials once no outcome of the remaining ones can change the verdict's status",
+    )
+    .option(
+      "--retry-infra <n>",
+      "run a trial again, up to n times, after an infrastructure error that may pass on retry",
+      positiveInt("--retry-infra", 10),
+    )
+    .option(
+      "--max-cost-usd <usd>",
+      "stop starting trials once the next one could take the USD the run's trials used past this",
+      positiveNumber("--max-cost-usd", "a number of US dollars"),
+    )
+    .option(
+      "--max-tokens <n>",
+      "stop starting trials once the next one could take the tokens the run's trials used past this",
+      positiveInt("--max-tokens", Number.MAX_SAFE_INTEGER),
+    )
+    .option("--resume", "finish an interrupted ci run in --out")
+    .option(
+      "--unsafe-no-sandbox",
+      "run the agent's code without an OS sandbox: it gets your user, files and network",
+    )
+    .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
+    .action(async (manifest: string, options: CiOptions) =>
+      setExit(await runCi(manifest, options, io)),
+    );
+}
+
+async function sha256OfFile(path: string): Promise<string | undefined> {
+  try {
+    return createHash("sha256")
+      .update(await readFile(path))
+      .digest("hex");
+  } catch {
+    return undefined;
+  }
+}
+
+async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promise<number> {
+  const compare = await import("../../compare/index.js");
+  const prepared = await compare
+    .prepareCi({
+      manifestPath: resolve(io.cwd, manifestArg),
+      baselineRef: options.baselineRef,
+      ...(options.variant === undefined ? {} : { variant: options.variant }),
+    })
+    .catch((error: unknown) => {
+      // What git cannot give (no repository, no such ref, no setup at the base) is the input's.
+      throw error instanceof compare.CiGitError ? new UsageError(error.message) : error;
+    });
+  try {
+    const loaded = await compare.loadManifest(prepared.manifestPath, {
+      loadCatalog: compare.loadHarnessCatalog,
+    });
+    if (!loaded.ok)
+      throw new InvalidInputError(
+        manifestArg,
+        loaded.problems,
+        problemCount(loaded.problems.length),
+      );
+    const { experiment } = loaded;
+    const assembled = await compare.assembleExperiment(experiment, { sameSetupsAllowed: true });
+    if (!assembled.ok)
+      throw new InvalidInputError(
+        manifestArg,
+        assembled.problems,
+        problemCount(assembled.problems.length),
+      );
+    const [base, head] = [compare.CI_BASELINE, compare.CI_CANDIDATE].map((id) => {
+      const variant = experiment.variants.find((v) => v.id === id)!;
+      return { variant, assembled: assembled.variants.get(id)! };
+    });
+    const agentHash = (agent: (typeof experiment.variants)[number]["agent"]) =>
+      agent?.kind === "module"
+        ? sha256OfFile(agent.modulePath)
+        : agent?.kind === "oracle"
+          ? sha256OfFile(agent.patchFile)
+          : Promise.resolve(agent?.kind);
+    const changes = compare.setupChanges(base!.assembled, head!.assembled, {
+      ...(await Promise.all([agentHash(base!.variant.agent), agentHash(head!.variant.agent)]).then(
+        ([b, h]) => ({
+          ...(b === undefined ? {} : { base: b }),
+          ...(h === undefined ? {} : { head: h }),
+        }),
+      )),
+    });
+    io.stderr(
+      `harness ci: ${prepared.variant} at ${options.baselineRef} (${prepared.baseCommit.slice(0, 12)}) against the working tree\n`,
+    );
+    for (const line of compare.setupChangeLines(changes)) io.stderr(`  ${line}\n`);
+    if (changes.same) {
+      io.stdout(
+        `no change in the setup of ${prepared.variant}: the base and the working tree resolve to ${changes.headRevision}; no trial was run\n`,
+      );
+      return EXIT.ok;
+    }
+    const ran = await runLoadedExperiment(experiment, loaded, options, io);
+    if (ran.interrupted !== undefined) return ran.interrupted;
+    return exitForCi(ran.verdict.status, options.failOn);
+  } finally {
+    await prepared.cleanup();
+  }
+}
+
+/** accept 0; need_more_work 0 (1 with --fail-on need_more_work); reject 1; infrastructure_error 3. */
+export function exitForCi(status: string, failOn: CiOptions["failOn"]): number {
+  if (status === "accept") return EXIT.ok;
+  if (status === "need_more_work") return failOn === "need_more_work" ? EXIT.fail : EXIT.ok;
+  if (status === "reject") return EXIT.fail;
+  return EXIT_INFRASTRUCTURE;
+}

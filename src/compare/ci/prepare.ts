@@ -1,0 +1,107 @@
+// `harness ci`'s inputs (I/O): the base's setup files read from git into a hidden folder beside
+// the manifest, and the derived manifest that compares them with the working tree's. Both live in
+// the manifest's directory (a manifest's paths stay inside it) and go when the run is done.
+import { randomBytes } from "node:crypto";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, posix, relative, sep } from "node:path";
+import { InvalidInputError } from "../../shared/index.js";
+import { CI_BASELINE, CI_CANDIDATE, deriveCiManifest } from "./derive.js";
+import { commitOf, extractAtCommit, repositoryRoot } from "./git.js";
+
+export interface PreparedCi {
+  /** The derived manifest (`<manifest dir>/.harnesslab-ci-<random>.json`). */
+  manifestPath: string;
+  /** The manifest's variant under test. */
+  variant: string;
+  baseCommit: string;
+  /** Removes the derived manifest and the base's files. */
+  cleanup(): Promise<void>;
+}
+
+const toPosix = (path: string) => path.split(sep).join("/");
+
+/** The folders to read from the base: each setup file's folder (its components' sources are there). */
+function foldersOf(manifestRelativePaths: readonly string[], manifestFromRoot: string): string[] {
+  const folders = [
+    ...new Set(
+      manifestRelativePaths.map((path) =>
+        posix.normalize(posix.join(manifestFromRoot, posix.dirname(path.replace(/^(\.\/)+/, "")))),
+      ),
+    ),
+  ].sort();
+  // A folder inside another one read already adds nothing.
+  return folders.filter(
+    (folder) =>
+      !folders.some(
+        (other) => other !== folder && (other === "." || folder.startsWith(`${other}/`)),
+      ),
+  );
+}
+
+export async function prepareCi(options: {
+  manifestPath: string;
+  baselineRef: string;
+  variant?: string;
+}): Promise<PreparedCi> {
+  const manifestDir = dirname(options.manifestPath);
+  let document: unknown;
+  try {
+    document = JSON.parse(await readFile(options.manifestPath, "utf8"));
+  } catch (error) {
+    throw new InvalidInputError(
+      options.manifestPath,
+      [{ path: "(file)", message: `cannot be read as JSON: ${(error as Error).message}` }],
+      "the manifest cannot be read",
+    );
+  }
+  const root = await repositoryRoot(manifestDir);
+  const baseCommit = await commitOf(root, options.baselineRef);
+  const manifestFromRoot = toPosix(relative(root, manifestDir)) || ".";
+  const hidden = `.harnesslab-ci-${randomBytes(4).toString("hex")}`;
+  const baseDir = manifestFromRoot === "." ? hidden : `${hidden}/${manifestFromRoot}`;
+  const derived = deriveCiManifest(document, options.variant, baseDir);
+  if (!derived.ok)
+    throw new InvalidInputError(options.manifestPath, [derived.problem], derived.problem.message);
+  const fixtureHoldsBase = (derived.document.tasks as unknown[]).some((task) => {
+    const fixture = (task as { fixture?: unknown }).fixture;
+    return typeof fixture === "string" && posix.normalize(fixture) === ".";
+  });
+  if (fixtureHoldsBase)
+    throw new InvalidInputError(
+      options.manifestPath,
+      [
+        {
+          path: "tasks[].fixture",
+          message:
+            "is the manifest's own folder, where harness ci puts the base's setup: move the manifest out of the fixture",
+        },
+      ],
+      "a fixture is the manifest's folder",
+    );
+  const baseRoot = join(manifestDir, hidden);
+  const manifestPath = join(manifestDir, `${hidden}.json`);
+  const cleanup = async () => {
+    await rm(baseRoot, { recursive: true, force: true });
+    await rm(manifestPath, { force: true });
+  };
+  try {
+    await extractAtCommit(
+      root,
+      baseCommit,
+      {
+        files: derived.setupPaths.map((path) =>
+          posix.normalize(posix.join(manifestFromRoot, path.replace(/^(\.\/)+/, ""))),
+        ),
+        folders: foldersOf(derived.setupPaths, manifestFromRoot),
+      },
+      baseRoot,
+    );
+    await writeFile(manifestPath, `${JSON.stringify(derived.document, null, 2)}\n`);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+  return { manifestPath, variant: derived.variant, baseCommit, cleanup };
+}
+
+export { CI_BASELINE, CI_CANDIDATE };
