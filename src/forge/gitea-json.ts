@@ -6,6 +6,7 @@ import type { ChangedFile, CommitInfo } from "./git.js";
 import type {
   Account,
   CommentRecord,
+  CommitStatusRecord,
   IssueRecord,
   LabelRecord,
   ReactionRecord,
@@ -369,6 +370,21 @@ export function changedFileJson(
 }
 
 /** A commit (Gitea's Commit); its author and committer are no account of the forge's. */
+/** A commit status as Gitea answers it (`CommitStatus`). */
+export function commitStatusJson(ctx: RenderContext, repo: RepoRecord, status: CommitStatusRecord) {
+  return {
+    id: status.id,
+    status: status.state,
+    target_url: status.targetUrl,
+    description: status.description,
+    url: `${repoApi(ctx, repo)}/statuses/${status.sha}`,
+    context: status.context,
+    creator: userJson(ctx, status.creator),
+    created_at: status.createdAt,
+    updated_at: status.createdAt,
+  };
+}
+
 export function commitJson(ctx: RenderContext, repo: RepoRecord, commit: CommitInfo) {
   const api = repoApi(ctx, repo);
   return {

@@ -102,6 +102,20 @@ export interface RepoRecord {
   branches: Set<string>;
   /** Absolute path of the bare git repository behind the pull requests, when there is one. */
   gitDir?: string;
+  /** Commit statuses, oldest first (CI's reports on a commit: `harness ci` sets one). */
+  statuses: CommitStatusRecord[];
+}
+
+/** One status a client set on a commit (`POST …/statuses/{sha}`). */
+export interface CommitStatusRecord {
+  id: number;
+  sha: string;
+  state: "pending" | "success" | "error" | "failure" | "warning" | "skipped";
+  context: string;
+  description: string;
+  targetUrl: string;
+  creator: string;
+  createdAt: string;
 }
 
 export type { WriteLogEntry } from "./contract.js";

@@ -23,6 +23,15 @@ export const createBranchRepoOption = z.object({
   old_ref_name: z.string().max(255).optional(),
 });
 
+export const createStatusOption = z.object({
+  state: z.enum(["pending", "success", "error", "failure", "warning", "skipped"], {
+    error: "must be pending, success, error, failure, warning or skipped",
+  }),
+  context: z.string().max(255).optional(),
+  description: z.string().max(1024).optional(),
+  target_url: z.string().max(2048).optional(),
+});
+
 export const createLabelOption = z.object({
   name: z.string().min(1, "Required").max(200),
   color: z.string().min(1, "Required").max(16),

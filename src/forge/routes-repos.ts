@@ -2,6 +2,7 @@
 import type { Hono } from "hono";
 import {
   commitJson,
+  commitStatusJson,
   contentsJson,
   GITEA_VERSION,
   labelJson,
@@ -25,10 +26,12 @@ import {
   readBody,
   repoTarget,
 } from "./http.js";
+import type { CommitStatusRecord } from "./model.js";
 import {
   createBranchRepoOption,
   createLabelOption,
   createRepoOption,
+  createStatusOption,
   editLabelOption,
 } from "./requests.js";
 
@@ -201,6 +204,37 @@ export function registerRepoRoutes(app: Hono<ForgeEnv>, rt: ForgeRuntime): void 
     return c.json(paginate(c, rt, []));
   });
   app.get("/api/v1/repos/:owner/:repo/collaborators/:collaborator", (c) => notFound(c, rt));
+
+  // Commit statuses (what a CI job reports on a commit): kept as the client set them, newest
+  // first in lists, whatever the commit (a forge without git knows its pull requests' head SHAs
+  // only by name).
+  const statusesOf = (c: ForgeContext, sha: string) => {
+    const repo = findRepo(c, rt);
+    if (!repo) return notFound(c, rt);
+    const found = repo.statuses.filter((s) => s.sha === sha).reverse();
+    return c.json(paginate(c, rt, found).map((s) => commitStatusJson(rt, repo, s)));
+  };
+  app.get("/api/v1/repos/:owner/:repo/statuses/:sha", (c) => statusesOf(c, c.req.param("sha")));
+  app.get("/api/v1/repos/:owner/:repo/commits/:ref/statuses", (c) =>
+    statusesOf(c, c.req.param("ref")),
+  );
+  app.post("/api/v1/repos/:owner/:repo/statuses/:sha", async (c) => {
+    const write = await beginWrite(c, rt, repoTarget(c, rt), createStatusOption);
+    if (!write.ok) return write.response;
+    const { repo, body, actor } = write;
+    const status: CommitStatusRecord = {
+      id: rt.store.nextId("status"),
+      sha: c.req.param("sha"),
+      state: body.state,
+      context: body.context ?? "default",
+      description: body.description ?? "",
+      targetUrl: body.target_url ?? "",
+      creator: actor,
+      createdAt: rt.store.now(),
+    };
+    repo.statuses.push(status);
+    return c.json(commitStatusJson(rt, repo, status), 201);
+  });
 
   app.get("/api/v1/repos/:owner/:repo/labels", (c) => {
     const repo = findRepo(c, rt);

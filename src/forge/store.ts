@@ -91,7 +91,7 @@ export interface NewReview {
   comments: { body: string; path: string; oldPosition: number; newPosition: number }[];
 }
 
-export type IdKind = "account" | "repo" | "label" | "issue" | "comment" | "review";
+export type IdKind = "account" | "repo" | "label" | "issue" | "comment" | "review" | "status";
 
 /**
  * One forge instance: accounts, repositories and everything in them. Ids are unique per
@@ -108,6 +108,7 @@ export class ForgeStore {
     issue: 1,
     comment: 1,
     review: 1,
+    status: 1,
   };
 
   constructor(private readonly clock: () => number) {}
@@ -202,6 +203,7 @@ export class ForgeStore {
       labels: [],
       issues: [],
       branches: new Set([defaultBranch]),
+      statuses: [],
     };
     this.repos.set(`${account.login}/${name}`.toLowerCase(), repo);
     return ok(repo);

@@ -2,13 +2,19 @@
 // the working tree, one paired verdict, the exit code by the verdict; nothing run when nothing
 // changed; the base read with git and gone afterwards. (The example's scripted agents stand in
 // for a team's: a better agent module and a setup with the careful-fixes habits at the head.)
+import { readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exitForCi } from "../../src/cli/commands/ci.js";
+import { startForge } from "../../src/forge/index.js";
 import { runHarness } from "../support/cli.js";
+import { SMALL_SEED } from "../support/forge.js";
 import { git } from "../support/git.js";
+import { checkResponse } from "../support/gitea-openapi.js";
 
 const EXAMPLE = join(import.meta.dirname, "..", "..", "examples", "fix-the-bug");
 
@@ -197,5 +203,259 @@ describe("harness ci", () => {
     expect(noGit.exitCode).toBe(2);
     expect(noGit.stderr).toContain("is not in a git repository");
     await rm(outside, { recursive: true, force: true });
+  });
+});
+
+/** Every file under `dir` whose bytes hold `needle`. */
+async function filesHolding(dir: string, needle: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    if ((await readFile(path)).includes(needle)) found.push(path);
+  }
+  return found;
+}
+
+describe("harness ci --forge gitea, against the local forge", () => {
+  it("posts one comment and one status, edits the same comment on the next run, and never writes the token", async () => {
+    const forge = await startForge({ seed: SMALL_SEED, repo: "acme/widgets", user: "ci-bot" });
+    try {
+      const env = { ...process.env, HL_FORGE_TOKEN: forge.token };
+      const args = (out: string, ref: string) => [
+        "ci",
+        manifest(),
+        "--baseline-ref",
+        ref,
+        "--variant",
+        "baseline",
+        "--out",
+        join(base, out),
+        "--forge",
+        "gitea",
+        "--api-url",
+        forge.apiUrl,
+        "--repo",
+        "acme/widgets",
+        "--pr",
+        "3",
+        "--token-env",
+        "HL_FORGE_TOKEN",
+      ];
+      const api = `${forge.apiUrl}/repos/acme/widgets`;
+      const comments = async () =>
+        (await (await fetch(`${api}/issues/3/comments`)).json()) as { id: number; body: string }[];
+      const pull = (await (await fetch(`${api}/pulls/3`)).json()) as { head: { sha: string } };
+      const statuses = async () => {
+        const url = `${api}/statuses/${pull.head.sha}`;
+        const response = await fetch(url);
+        const body = await response.json();
+        // The forge answers as Gitea 1.27.1's contract says.
+        expect(checkResponse("GET", url, response.status, body)).toEqual({
+          checked: true,
+          problems: [],
+        });
+        return body as { status: string; context: string; description: string }[];
+      };
+
+      const first = await runHarness(args("forge-1", "HEAD~1"), repo, env);
+      expect(first.exitCode, first.stderr).toBe(0);
+      expect(first.stderr).toContain("posted the comment on pull request #3 of acme/widgets");
+      const [comment, ...others] = await comments();
+      expect(others).toEqual([]);
+      expect(comment?.body).toMatch(
+        /^<!-- harnesslab-ci:baseline -->\n### harnesslab: \*\*accept\*\* — `baseline` in this pull request against `HEAD~1`/,
+      );
+      expect(comment?.body).toContain("| head | 5 / 5 | 100% |");
+      expect(comment?.body).toContain("- added: verify-before-finishing");
+      expect(comment?.body).toContain("`fix-the-bug`: fails at the base, passes at the head");
+      expect(await statuses()).toMatchObject([
+        {
+          status: "success",
+          context: "harnesslab/baseline",
+          description: expect.stringMatching(/^head is better than base/),
+        },
+      ]);
+
+      // The next run edits the same comment: nothing changed against HEAD.
+      const second = await runHarness(args("forge-2", "HEAD"), repo, env);
+      expect(second.exitCode, second.stderr).toBe(0);
+      expect(second.stderr).toContain("edited the comment on pull request #3");
+      const after = await comments();
+      expect(after.map((c) => c.id)).toEqual([comment?.id]);
+      expect(after[0]?.body).toContain("### harnesslab: no change in the setup");
+      expect((await statuses()).map((x) => x.status)).toEqual(["success", "success"]);
+
+      // The token is in no file of the run, no comment and no output.
+      expect(await filesHolding(join(base, "forge-1"), forge.token)).toEqual([]);
+      expect(JSON.stringify(after)).not.toContain(forge.token);
+      expect(first.stdout + first.stderr + second.stdout + second.stderr).not.toContain(
+        forge.token,
+      );
+    } finally {
+      await forge.close();
+    }
+  });
+});
+
+describe("harness ci --forge github, against a GitHub-shaped server", () => {
+  const SHA = "0000000000000000000000000000000000000001";
+  // GitHub's answer to a status, as @octokit/fixtures recorded it from the real API.
+  const recorded = JSON.parse(
+    readFileSync(
+      join(
+        import.meta.dirname,
+        "..",
+        "..",
+        "node_modules",
+        "@octokit",
+        "fixtures",
+        "scenarios",
+        "api.github.com",
+        "create-status",
+        "normalized-fixture.json",
+      ),
+      "utf8",
+    ),
+  ) as { method: string; body: Record<string, unknown>; response: unknown }[];
+
+  async function githubServer(headRepo: string) {
+    const requests: {
+      method: string;
+      path: string;
+      headers: Record<string, unknown>;
+      body: unknown;
+    }[] = [];
+    const comments: { id: number; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let text = "";
+      req.on("data", (chunk) => {
+        text += chunk;
+      });
+      req.on("end", () => {
+        const url = new URL(req.url ?? "/", "http://x");
+        const body = text === "" ? undefined : JSON.parse(text);
+        requests.push({ method: req.method ?? "", path: url.pathname, headers: req.headers, body });
+        const send = (status: number, value: unknown) => {
+          res.writeHead(status, { "content-type": "application/json" });
+          res.end(JSON.stringify(value));
+        };
+        if (req.method === "GET" && url.pathname === "/repos/o/r/pulls/7")
+          return send(200, {
+            number: 7,
+            head: { sha: SHA, repo: { full_name: headRepo } },
+            base: { repo: { full_name: "o/r" } },
+          });
+        if (req.method === "GET" && url.pathname === "/repos/o/r/issues/7/comments")
+          return send(200, url.searchParams.get("page") === "1" ? comments : []);
+        if (req.method === "POST" && url.pathname === "/repos/o/r/issues/7/comments") {
+          comments.push({ id: 100 + comments.length, body: body.body });
+          return send(201, comments.at(-1));
+        }
+        const edit = /^\/repos\/o\/r\/issues\/comments\/(\d+)$/.exec(url.pathname);
+        if (req.method === "PATCH" && edit) {
+          const found = comments.find((c) => c.id === Number(edit[1]));
+          if (found) found.body = body.body;
+          return send(200, found);
+        }
+        if (req.method === "POST" && url.pathname === `/repos/o/r/statuses/${SHA}`)
+          return send(201, recorded.find((r) => r.method === "post")?.response);
+        send(404, { message: "Not Found" });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    return { url: `http://127.0.0.1:${port}`, requests, comments, close: () => server.close() };
+  }
+
+  const args = (url: string, out: string) => [
+    "ci",
+    manifest(),
+    "--baseline-ref",
+    "HEAD",
+    "--variant",
+    "baseline",
+    "--out",
+    join(base, out),
+    "--forge",
+    "github",
+    "--api-url",
+    url,
+    "--repo",
+    "o/r",
+    "--pr",
+    "7",
+    "--token-env",
+    "HL_GH_TOKEN",
+  ];
+  const env = { ...process.env, HL_GH_TOKEN: "ghp_planted_token_0123456789" };
+
+  it("creates the comment, then edits it, and sets a status, in GitHub's request shapes", async () => {
+    const github = await githubServer("o/r");
+    try {
+      expect((await runHarness(args(github.url, "gh-1"), repo, env)).exitCode).toBe(0);
+      expect((await runHarness(args(github.url, "gh-2"), repo, env)).exitCode).toBe(0);
+      expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        "GET /repos/o/r/pulls/7",
+        "GET /repos/o/r/issues/7/comments",
+        "POST /repos/o/r/issues/7/comments",
+        `POST /repos/o/r/statuses/${SHA}`,
+        "GET /repos/o/r/pulls/7",
+        "GET /repos/o/r/issues/7/comments",
+        "PATCH /repos/o/r/issues/comments/100",
+        `POST /repos/o/r/statuses/${SHA}`,
+      ]);
+      for (const request of github.requests) {
+        expect(request.headers.authorization).toBe("Bearer ghp_planted_token_0123456789");
+        expect(request.headers.accept).toBe("application/vnd.github+json");
+        expect(request.headers["x-github-api-version"]).toBe("2022-11-28");
+      }
+      const status = github.requests.find((r) => r.path.includes("/statuses/"))?.body as Record<
+        string,
+        unknown
+      >;
+      // The fields GitHub's recorded status request has, with a state GitHub knows.
+      expect(Object.keys(status).sort()).toEqual(
+        Object.keys(recorded.find((r) => r.method === "post")?.body ?? {})
+          .filter((key) => key !== "target_url")
+          .sort(),
+      );
+      expect(["error", "failure", "pending", "success"]).toContain(status.state);
+      expect(github.comments).toHaveLength(1);
+      expect(github.comments[0]?.body).toMatch(/^<!-- harnesslab-ci:baseline -->\n/);
+      expect(JSON.stringify(github.comments)).not.toContain("ghp_planted");
+    } finally {
+      github.close();
+    }
+  });
+
+  it("runs and posts nothing for a pull request from a fork", async () => {
+    const github = await githubServer("someone-else/r");
+    try {
+      const run = await runHarness(args(github.url, "gh-fork"), repo, env);
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toContain("pull request #7 comes from a fork (someone-else/r)");
+      expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        "GET /repos/o/r/pulls/7",
+      ]);
+      await expect(readdir(join(base, "gh-fork"))).rejects.toThrow();
+    } finally {
+      github.close();
+    }
+  });
+
+  it("refuses --forge without what it needs, and an unset token variable, before anything", async () => {
+    const missing = await runHarness(
+      ["ci", manifest(), "--baseline-ref", "HEAD", "--forge", "github"],
+      repo,
+    );
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("--forge github needs --api-url, --repo, --pr, --token-env");
+    const unset = await runHarness(args("http://127.0.0.1:9", "gh-unset"), repo, {
+      ...process.env,
+      HL_GH_TOKEN: "",
+    });
+    expect(unset.exitCode).toBe(2);
+    expect(unset.stderr).toContain("--token-env: HL_GH_TOKEN is not set");
   });
 });

@@ -4,6 +4,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import type { CiCommentInput, CiForge } from "../../compare/index.js";
 import { InvalidInputError, problemCount } from "../../shared/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
 import { positiveInt, positiveNumber } from "../options.js";
@@ -16,6 +17,12 @@ interface CiOptions extends Omit<RunOptions, "calibrate" | "trials" | "queue" | 
   baselineRef: string;
   variant?: string;
   failOn: "reject" | "need_more_work";
+  forge?: "github" | "gitea";
+  apiUrl?: string;
+  repo?: string;
+  pr?: number;
+  tokenEnv?: string;
+  reportUrl?: string;
 }
 
 export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitCode): void {
@@ -76,6 +83,29 @@ export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitC
       "--unsafe-no-sandbox",
       "run the agent's code without an OS sandbox: it gets your user, files and network",
     )
+    .option(
+      "--forge <kind>",
+      "post the verdict to the pull request: github or gitea (with --api-url, --repo, --pr, --token-env)",
+      (value: string) => {
+        if (value !== "github" && value !== "gitea")
+          throw new UsageError(`--forge: ${JSON.stringify(value)} is not github or gitea`);
+        return value;
+      },
+    )
+    .option(
+      "--api-url <url>",
+      "the forge's API root (https://api.github.com, https://gitea.example.com/api/v1)",
+    )
+    .option("--repo <owner/name>", "the repository the pull request is in")
+    .option("--pr <n>", "the pull request's number", positiveInt("--pr", Number.MAX_SAFE_INTEGER))
+    .option(
+      "--token-env <name>",
+      "the environment variable holding the forge token (never printed or written)",
+    )
+    .option(
+      "--report-url <url>",
+      "where the comment says the whole report is (e.g. the job's artifacts)",
+    )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: CiOptions) =>
       setExit(await runCi(manifest, options, io)),
@@ -92,8 +122,60 @@ async function sha256OfFile(path: string): Promise<string | undefined> {
   }
 }
 
+/** `--forge` and the four options it needs, checked before anything runs; the token from its variable. */
+function forgeOf(options: CiOptions, io: CliIO) {
+  const given = [options.apiUrl, options.repo, options.pr, options.tokenEnv].some(
+    (v) => v !== undefined,
+  );
+  if (options.forge === undefined) {
+    if (given)
+      throw new UsageError("--api-url, --repo, --pr and --token-env go with --forge github|gitea");
+    return undefined;
+  }
+  const missing = [
+    ["--api-url", options.apiUrl],
+    ["--repo", options.repo],
+    ["--pr", options.pr],
+    ["--token-env", options.tokenEnv],
+  ].flatMap(([name, value]) => (value === undefined ? [name as string] : []));
+  if (missing.length > 0)
+    throw new UsageError(`--forge ${options.forge} needs ${missing.join(", ")}`);
+  if (!/^[^/\s]+\/[^/\s]+$/.test(options.repo as string))
+    throw new UsageError(`--repo: ${JSON.stringify(options.repo)} is not owner/name`);
+  if (!/^https?:\/\//.test(options.apiUrl as string))
+    throw new UsageError(`--api-url: ${JSON.stringify(options.apiUrl)} is not an http(s) URL`);
+  const token = (io.env ?? process.env)[options.tokenEnv as string];
+  if (token === undefined || token === "")
+    throw new UsageError(
+      `--token-env: ${options.tokenEnv} is not set; set it to a token that may comment on pull requests and set commit statuses in ${options.repo}`,
+    );
+  return {
+    kind: options.forge,
+    apiUrl: options.apiUrl as string,
+    repo: options.repo as string,
+    pr: options.pr as number,
+    token,
+  };
+}
+
 async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promise<number> {
   const compare = await import("../../compare/index.js");
+  const forge = forgeOf(options, io);
+  // A pull request from a fork: the token cannot write to it, and its code is not the team's.
+  const pull =
+    forge === undefined
+      ? undefined
+      : await compare.pullRequestHead(forge).catch((error: unknown) => {
+          throw error instanceof compare.CiForgeError
+            ? new UsageError(`--pr ${forge.pr}: cannot read the pull request: ${error.message}`)
+            : error;
+        });
+  if (forge !== undefined && pull?.fork) {
+    io.stdout(
+      `pull request #${forge.pr} comes from a fork (${pull.headRepo}): harness ci posts nothing there and runs nothing\n`,
+    );
+    return EXIT.ok;
+  }
   const prepared = await compare
     .prepareCi({
       manifestPath: resolve(io.cwd, manifestArg),
@@ -144,17 +226,69 @@ async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promis
       `harness ci: ${prepared.variant} at ${options.baselineRef} (${prepared.baseCommit.slice(0, 12)}) against the working tree\n`,
     );
     for (const line of compare.setupChangeLines(changes)) io.stderr(`  ${line}\n`);
+    const report = {
+      variant: prepared.variant,
+      baseRef: options.baselineRef,
+      baseCommit: prepared.baseCommit,
+      changes,
+    };
     if (changes.same) {
       io.stdout(
         `no change in the setup of ${prepared.variant}: the base and the working tree resolve to ${changes.headRevision}; no trial was run\n`,
       );
+      if (forge !== undefined && pull !== undefined)
+        return publish(io, forge, pull.sha, report, "no_change", options, "no change in the setup");
       return EXIT.ok;
     }
     const ran = await runLoadedExperiment(experiment, loaded, options, io);
     if (ran.interrupted !== undefined) return ran.interrupted;
-    return exitForCi(ran.verdict.status, options.failOn);
+    const code = exitForCi(ran.verdict.status, options.failOn);
+    if (forge === undefined || pull === undefined) return code;
+    const posted = await publish(
+      io,
+      forge,
+      pull.sha,
+      { ...report, verdict: ran.verdict, report: options.reportUrl ?? `${ran.outDir}/verdict.md` },
+      ran.verdict.status,
+      options,
+      ran.verdict.reason.split(";")[0] ?? ran.verdict.status,
+    );
+    return posted === EXIT.ok ? code : posted;
   } finally {
     await prepared.cleanup();
+  }
+}
+
+/** Posts the comment and the status; a forge that refuses is the run's infrastructure error. */
+async function publish(
+  io: CliIO,
+  forge: CiForge,
+  sha: string,
+  input: CiCommentInput,
+  status: string,
+  options: CiOptions,
+  summary: string,
+): Promise<number> {
+  const compare = await import("../../compare/index.js");
+  try {
+    const comment = await compare.upsertComment(
+      forge,
+      compare.ciCommentMarker(input.variant),
+      compare.ciCommentBody(input),
+    );
+    await compare.setCommitStatus(forge, sha, {
+      state: compare.ciStatusState(status, options.failOn, forge.kind),
+      context: `harnesslab/${input.variant}`,
+      description: summary,
+      ...(options.reportUrl === undefined ? {} : { targetUrl: options.reportUrl }),
+    });
+    io.stderr(
+      `${comment.edited ? "edited" : "posted"} the comment on pull request #${forge.pr} of ${forge.repo}, and the status on ${sha.slice(0, 12)}\n`,
+    );
+    return EXIT.ok;
+  } catch (error) {
+    io.stderr(`harness ci: could not post to the pull request: ${(error as Error).message}\n`);
+    return EXIT_INFRASTRUCTURE;
   }
 }
 
