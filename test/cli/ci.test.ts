@@ -82,8 +82,25 @@ describe("harness ci", () => {
     // The record says what the base was: its variant's harness under the base's folder.
     const recorded = JSON.parse(await readFile(join(out, "manifest.json"), "utf8"));
     expect(recorded.manifest.variants[0].harness[0]).toMatch(
-      /^\.harnesslab-ci-[0-9a-f]{8}\/fix-the-bug\/fix-the-bug\.harness$/,
+      /^\.harnesslab-ci-[0-9a-f]{12}\/fix-the-bug\/fix-the-bug\.harness$/,
     );
+    // The same base names the same folder: a second run with --resume finds the first.
+    const resumed = await runHarness(
+      [
+        "ci",
+        manifest(),
+        "--baseline-ref",
+        "HEAD~1",
+        "--variant",
+        "baseline",
+        "--out",
+        out,
+        "--resume",
+      ],
+      repo,
+    );
+    expect(resumed.exitCode, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("10 trial(s) taken from an earlier run");
   });
 
   it("runs no trial when the setup is the same at the base, and says so", async () => {

@@ -1,7 +1,6 @@
 // `harness ci`'s inputs (I/O): the base's setup files read from git into a hidden folder beside
 // the manifest, and the derived manifest that compares them with the working tree's. Both live in
 // the manifest's directory (a manifest's paths stay inside it) and go when the run is done.
-import { randomBytes } from "node:crypto";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, posix, relative, sep } from "node:path";
 import { InvalidInputError } from "../../shared/index.js";
@@ -57,7 +56,9 @@ export async function prepareCi(options: {
   const root = await repositoryRoot(manifestDir);
   const baseCommit = await commitOf(root, options.baselineRef);
   const manifestFromRoot = toPosix(relative(root, manifestDir)) || ".";
-  const hidden = `.harnesslab-ci-${randomBytes(4).toString("hex")}`;
+  // Named after the base, so the derived manifest is the same on a second run (`--resume` finds
+  // the run it continues); a folder left by a killed run is replaced.
+  const hidden = `.harnesslab-ci-${baseCommit.slice(0, 12)}`;
   const baseDir = manifestFromRoot === "." ? hidden : `${hidden}/${manifestFromRoot}`;
   const derived = deriveCiManifest(document, options.variant, baseDir);
   if (!derived.ok)
@@ -84,6 +85,7 @@ export async function prepareCi(options: {
     await rm(baseRoot, { recursive: true, force: true });
     await rm(manifestPath, { force: true });
   };
+  await cleanup();
   try {
     await extractAtCommit(
       root,
