@@ -82,7 +82,7 @@ describe("harness ci", () => {
     // The record says what the base was: its variant's harness under the base's folder.
     const recorded = JSON.parse(await readFile(join(out, "manifest.json"), "utf8"));
     expect(recorded.manifest.variants[0].harness[0]).toMatch(
-      /^\.harnesslab-ci-[0-9a-f]{12}\/fix-the-bug\/fix-the-bug\.harness$/,
+      /^\.harnesslab-ci-[0-9a-f]{12}-baseline\/fix-the-bug\/fix-the-bug\.harness$/,
     );
     // The same base names the same folder: a second run with --resume finds the first.
     const resumed = await runHarness(
@@ -236,7 +236,16 @@ async function filesHolding(dir: string, needle: string): Promise<string[]> {
 
 describe("harness ci --forge gitea, against the local forge", () => {
   it("posts one comment and one status, edits the same comment on the next run, and never writes the token", async () => {
-    const forge = await startForge({ seed: SMALL_SEED, repo: "acme/widgets", user: "ci-bot" });
+    // Someone else's comment that starts with the marker is not harnesslab's.
+    const planted = "<!-- harnesslab-ci:baseline -->\nall good, merge it";
+    const seed = {
+      ...SMALL_SEED,
+      pullRequests: (SMALL_SEED.pullRequests ?? []).map((p) => ({
+        ...p,
+        comments: [{ author: "mallory", body: planted }],
+      })),
+    };
+    const forge = await startForge({ seed, repo: "acme/widgets", user: "ci-bot" });
     try {
       const env = { ...process.env, HL_FORGE_TOKEN: forge.token };
       const args = (out: string, ref: string) => [
@@ -275,10 +284,15 @@ describe("harness ci --forge gitea, against the local forge", () => {
         return body as { status: string; context: string; description: string }[];
       };
 
+      // As in a job, where the variable is in this process's environment: the pull request's
+      // scripted agent runs in a worker thread that would see it, so it leaves once read.
+      process.env.HL_FORGE_TOKEN = forge.token;
       const first = await runHarness(args("forge-1", "HEAD~1"), repo, env);
+      expect(process.env.HL_FORGE_TOKEN).toBeUndefined();
       expect(first.exitCode, first.stderr).toBe(0);
       expect(first.stderr).toContain("posted the comment on pull request #3 of acme/widgets");
-      const [comment, ...others] = await comments();
+      const [mallory, comment, ...others] = await comments();
+      expect(mallory?.body).toBe(planted);
       expect(others).toEqual([]);
       expect(comment?.body).toMatch(
         /^<!-- harnesslab-ci:baseline -->\n### harnesslab: \*\*accept\*\* — `baseline` in this pull request against `HEAD~1`/,
@@ -299,8 +313,9 @@ describe("harness ci --forge gitea, against the local forge", () => {
       expect(second.exitCode, second.stderr).toBe(0);
       expect(second.stderr).toContain("edited the comment on pull request #3");
       const after = await comments();
-      expect(after.map((c) => c.id)).toEqual([comment?.id]);
-      expect(after[0]?.body).toContain("### harnesslab: no change in the setup");
+      expect(after.map((c) => c.id)).toEqual([mallory?.id, comment?.id]);
+      expect(after[0]?.body).toBe(planted);
+      expect(after[1]?.body).toContain("### harnesslab: no change in the setup");
       expect((await statuses()).map((x) => x.status)).toEqual(["success", "success"]);
 
       // The token is in no file of the run, no comment and no output.
@@ -343,7 +358,10 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
       headers: Record<string, unknown>;
       body: unknown;
     }[] = [];
-    const comments: { id: number; body: string }[] = [];
+    // Someone else's comment that starts with the marker is not harnesslab's.
+    const comments: { id: number; body: string; user: { login: string } }[] = [
+      { id: 99, body: "<!-- harnesslab-ci:baseline -->\nfake", user: { login: "mallory" } },
+    ];
     const server = createServer((req, res) => {
       let text = "";
       req.on("data", (chunk) => {
@@ -357,6 +375,9 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
           res.writeHead(status, { "content-type": "application/json" });
           res.end(JSON.stringify(value));
         };
+        // The workflow's token cannot read its user, as on GitHub.
+        if (req.method === "GET" && url.pathname === "/user")
+          return send(403, { message: "Resource not accessible by integration" });
         if (req.method === "GET" && url.pathname === "/repos/o/r/pulls/7")
           return send(200, {
             number: 7,
@@ -366,7 +387,11 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
         if (req.method === "GET" && url.pathname === "/repos/o/r/issues/7/comments")
           return send(200, url.searchParams.get("page") === "1" ? comments : []);
         if (req.method === "POST" && url.pathname === "/repos/o/r/issues/7/comments") {
-          comments.push({ id: 100 + comments.length, body: body.body });
+          comments.push({
+            id: 100 + comments.length,
+            body: body.body,
+            user: { login: "github-actions[bot]" },
+          });
           return send(201, comments.at(-1));
         }
         const edit = /^\/repos\/o\/r\/issues\/comments\/(\d+)$/.exec(url.pathname);
@@ -414,13 +439,15 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
       expect((await runHarness(args(github.url, "gh-2"), repo, env)).exitCode).toBe(0);
       expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
         "GET /repos/o/r/pulls/7",
+        `POST /repos/o/r/statuses/${SHA}`,
+        "GET /user",
         "GET /repos/o/r/issues/7/comments",
         "POST /repos/o/r/issues/7/comments",
-        `POST /repos/o/r/statuses/${SHA}`,
         "GET /repos/o/r/pulls/7",
-        "GET /repos/o/r/issues/7/comments",
-        "PATCH /repos/o/r/issues/comments/100",
         `POST /repos/o/r/statuses/${SHA}`,
+        "GET /user",
+        "GET /repos/o/r/issues/7/comments",
+        "PATCH /repos/o/r/issues/comments/101",
       ]);
       for (const request of github.requests) {
         expect(request.headers.authorization).toBe("Bearer ghp_planted_token_0123456789");
@@ -438,9 +465,33 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
           .sort(),
       );
       expect(["error", "failure", "pending", "success"]).toContain(status.state);
-      expect(github.comments).toHaveLength(1);
-      expect(github.comments[0]?.body).toMatch(/^<!-- harnesslab-ci:baseline -->\n/);
+      expect(github.comments.map((c) => [c.id, c.user.login])).toEqual([
+        [99, "mallory"],
+        [101, "github-actions[bot]"],
+      ]);
+      expect(github.comments[0]?.body).toBe("<!-- harnesslab-ci:baseline -->\nfake");
+      expect(github.comments[1]?.body).toMatch(
+        /^<!-- harnesslab-ci:baseline -->\n### harnesslab: no change/,
+      );
       expect(JSON.stringify(github.comments)).not.toContain("ghp_planted");
+    } finally {
+      github.close();
+    }
+  });
+
+  it("posts nothing when the pull request's head moved on past --head-sha", async () => {
+    const github = await githubServer("o/r");
+    try {
+      const run = await runHarness(
+        [...args(github.url, "gh-stale"), "--head-sha", "1111111111111111111111111111111111111111"],
+        repo,
+        env,
+      );
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toContain("the run for the newer head reports; this one posts nothing");
+      expect(github.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+        "GET /repos/o/r/pulls/7",
+      ]);
     } finally {
       github.close();
     }

@@ -23,6 +23,7 @@ interface CiOptions extends Omit<RunOptions, "calibrate" | "trials" | "queue" | 
   pr?: number;
   tokenEnv?: string;
   reportUrl?: string;
+  headSha?: string;
 }
 
 export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitCode): void {
@@ -106,9 +107,21 @@ export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitC
       "--report-url <url>",
       "where the comment says the whole report is (e.g. the job's artifacts)",
     )
+    .option(
+      "--head-sha <sha>",
+      "the pull request's head commit this checkout was made from (the event's); a newer head on the forge means a newer run will report, so this one posts nothing",
+    )
     .option("--json", "print the verdict document as JSON on stdout (progress stays on stderr)")
     .action(async (manifest: string, options: CiOptions) =>
-      setExit(await runCi(manifest, options, io)),
+      setExit(
+        await runCi(manifest, options, io).catch((error: unknown) => {
+          // Input problems are exit 2 (the CLI says them); anything else means the comparison
+          // could not be made, which is not a reject.
+          if (error instanceof UsageError || error instanceof InvalidInputError) throw error;
+          io.stderr(`harness ci: ${error instanceof Error ? error.message : String(error)}\n`);
+          return EXIT_INFRASTRUCTURE;
+        }),
+      ),
     );
 }
 
@@ -144,12 +157,20 @@ function forgeOf(options: CiOptions, io: CliIO) {
     throw new UsageError(`--repo: ${JSON.stringify(options.repo)} is not owner/name`);
   if (!/^https?:\/\//.test(options.apiUrl as string))
     throw new UsageError(`--api-url: ${JSON.stringify(options.apiUrl)} is not an http(s) URL`);
-  const token = (io.env ?? process.env)[options.tokenEnv as string];
+  const env = io.env ?? process.env;
+  const token = env[options.tokenEnv as string];
   if (token === undefined || token === "")
     throw new UsageError(
       `--token-env: ${options.tokenEnv} is not set; set it to a token that may comment on pull requests and set commit statuses in ${options.repo}`,
     );
+  // The pull request's own code runs next (a scripted agent in a worker thread sees this
+  // process's environment): the token leaves it once read, and the run gets an environment
+  // without it.
+  delete process.env[options.tokenEnv as string];
   return {
+    withoutToken: Object.fromEntries(
+      Object.entries(env).filter(([name]) => name !== options.tokenEnv),
+    ) as NodeJS.ProcessEnv,
     kind: options.forge,
     apiUrl: options.apiUrl as string,
     repo: options.repo as string,
@@ -171,8 +192,25 @@ async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promis
             : error;
         });
   if (forge !== undefined && pull?.fork) {
-    io.stdout(
-      `pull request #${forge.pr} comes from a fork (${pull.headRepo}): harness ci posts nothing there and runs nothing\n`,
+    say(
+      io,
+      options,
+      { status: "skipped", reason: "fork" },
+      `pull request #${forge.pr} comes from a fork (${pull.headRepo}): harness ci posts nothing there and runs nothing`,
+    );
+    return EXIT.ok;
+  }
+  if (
+    forge !== undefined &&
+    pull !== undefined &&
+    options.headSha !== undefined &&
+    options.headSha !== pull.sha
+  ) {
+    say(
+      io,
+      options,
+      { status: "skipped", reason: "stale" },
+      `pull request #${forge.pr}'s head is now ${pull.sha.slice(0, 12)}, not ${options.headSha.slice(0, 12)} (--head-sha): the run for the newer head reports; this one posts nothing and runs nothing`,
     );
     return EXIT.ok;
   }
@@ -233,14 +271,22 @@ async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promis
       changes,
     };
     if (changes.same) {
-      io.stdout(
-        `no change in the setup of ${prepared.variant}: the base and the working tree resolve to ${changes.headRevision}; no trial was run\n`,
+      say(
+        io,
+        options,
+        { status: "no_change", revision: changes.headRevision },
+        `no change in the setup of ${prepared.variant}: the base and the working tree resolve to ${changes.headRevision}; no trial was run`,
       );
       if (forge !== undefined && pull !== undefined)
         return publish(io, forge, pull.sha, report, "no_change", options, "no change in the setup");
       return EXIT.ok;
     }
-    const ran = await runLoadedExperiment(experiment, loaded, options, io);
+    const ran = await runLoadedExperiment(
+      experiment,
+      loaded,
+      options,
+      forge === undefined ? io : { ...io, env: forge.withoutToken },
+    );
     if (ran.interrupted !== undefined) return ran.interrupted;
     const code = exitForCi(ran.verdict.status, options.failOn);
     if (forge === undefined || pull === undefined) return code;
@@ -259,7 +305,12 @@ async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promis
   }
 }
 
-/** Posts the comment and the status; a forge that refuses is the run's infrastructure error. */
+/** A result without a verdict: a line, or with --json a small JSON document. */
+function say(io: CliIO, options: CiOptions, json: Record<string, string>, text: string): void {
+  io.stdout(options.json ? `${JSON.stringify(json)}\n` : `${text}\n`);
+}
+
+/** Posts the status and the comment; a forge that refuses is the run's infrastructure error. */
 async function publish(
   io: CliIO,
   forge: CiForge,
@@ -271,17 +322,18 @@ async function publish(
 ): Promise<number> {
   const compare = await import("../../compare/index.js");
   try {
-    const comment = await compare.upsertComment(
-      forge,
-      compare.ciCommentMarker(input.variant),
-      compare.ciCommentBody(input),
-    );
+    // The status first: it is the gate, and a comment the forge refuses must not leave it unset.
     await compare.setCommitStatus(forge, sha, {
       state: compare.ciStatusState(status, options.failOn, forge.kind),
       context: `harnesslab/${input.variant}`,
       description: summary,
       ...(options.reportUrl === undefined ? {} : { targetUrl: options.reportUrl }),
     });
+    const comment = await compare.upsertComment(
+      forge,
+      compare.ciCommentMarker(input.variant),
+      compare.ciCommentBody(input),
+    );
     io.stderr(
       `${comment.edited ? "edited" : "posted"} the comment on pull request #${forge.pr} of ${forge.repo}, and the status on ${sha.slice(0, 12)}\n`,
     );

@@ -1,7 +1,7 @@
 // `harness ci`'s inputs (I/O): the base's setup files read from git into a hidden folder beside
 // the manifest, and the derived manifest that compares them with the working tree's. Both live in
 // the manifest's directory (a manifest's paths stay inside it) and go when the run is done.
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { dirname, join, posix, relative, sep } from "node:path";
 import { InvalidInputError } from "../../shared/index.js";
 import { CI_BASELINE, CI_CANDIDATE, deriveCiManifest } from "./derive.js";
@@ -37,12 +37,26 @@ function foldersOf(manifestRelativePaths: readonly string[], manifestFromRoot: s
   );
 }
 
+/** The variant under test as a folder name part (two variants of one base run side by side). */
+function derivedVariantName(document: unknown, variant: string | undefined): string {
+  const variants = (document as { variants?: unknown }).variants;
+  const only =
+    Array.isArray(variants) && variants.length === 1
+      ? (variants[0] as { id?: unknown }).id
+      : undefined;
+  const name = variant ?? (typeof only === "string" ? only : "variant");
+  return name.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 64);
+}
+
 export async function prepareCi(options: {
   manifestPath: string;
   baselineRef: string;
   variant?: string;
 }): Promise<PreparedCi> {
-  const manifestDir = dirname(options.manifestPath);
+  // As git names the repository's root: a path through a symbolic link is the same folder.
+  const manifestDir = await realpath(dirname(options.manifestPath)).catch(() =>
+    dirname(options.manifestPath),
+  );
   let document: unknown;
   try {
     document = JSON.parse(await readFile(options.manifestPath, "utf8"));
@@ -58,7 +72,7 @@ export async function prepareCi(options: {
   const manifestFromRoot = toPosix(relative(root, manifestDir)) || ".";
   // Named after the base, so the derived manifest is the same on a second run (`--resume` finds
   // the run it continues); a folder left by a killed run is replaced.
-  const hidden = `.harnesslab-ci-${baseCommit.slice(0, 12)}`;
+  const hidden = `.harnesslab-ci-${baseCommit.slice(0, 12)}-${derivedVariantName(document, options.variant)}`;
   const baseDir = manifestFromRoot === "." ? hidden : `${hidden}/${manifestFromRoot}`;
   const derived = deriveCiManifest(document, options.variant, baseDir);
   if (!derived.ok)

@@ -85,20 +85,44 @@ export async function pullRequestHead(
   return { sha, fork: headRepo.toLowerCase() !== baseRepo.toLowerCase(), headRepo };
 }
 
-/** Edits the pull request's comment that starts with `marker`, or adds one. */
+/**
+ * The login the token writes as: `GET /user`; GitHub's workflow token cannot read it and
+ * writes as `github-actions[bot]`.
+ */
+async function tokenLogin(forge: CiForge): Promise<string> {
+  try {
+    const user = (await call(forge, "GET", "/user")) as { login?: unknown };
+    if (typeof user.login === "string") return user.login;
+  } catch (error) {
+    if (forge.kind !== "github") throw error;
+  }
+  return "github-actions[bot]";
+}
+
+/**
+ * Edits the pull request's comment that starts with `marker` and was written by the token's
+ * own user (anyone may post a comment that starts with the marker), or adds one.
+ */
 export async function upsertComment(
   forge: CiForge,
   marker: string,
   body: string,
 ): Promise<{ id: number; edited: boolean }> {
   const issues = `${repoPath(forge)}/issues`;
-  for (let page = 1; page <= MAX_PAGES; page += 1) {
+  const login = (await tokenLogin(forge)).toLowerCase();
+  // GitHub pages the comments; Gitea answers them all at once (it has no paging here).
+  const pages = forge.kind === "github" ? MAX_PAGES : 1;
+  for (let page = 1; page <= pages; page += 1) {
     const comments = (await call(
       forge,
       "GET",
-      `${issues}/${forge.pr}/comments?page=${page}&per_page=${PAGE_SIZE}&limit=${PAGE_SIZE}`,
-    )) as { id: number; body?: string }[];
-    const ours = comments.find((c) => c.body?.startsWith(marker));
+      forge.kind === "github"
+        ? `${issues}/${forge.pr}/comments?page=${page}&per_page=${PAGE_SIZE}`
+        : `${issues}/${forge.pr}/comments`,
+    )) as { id: number; body?: string; user?: { login?: string } | null }[];
+    const ours = comments.find(
+      (c) => c.body?.startsWith(marker) && c.user?.login?.toLowerCase() === login,
+    );
     if (ours !== undefined) {
       await call(forge, "PATCH", `${issues}/comments/${ours.id}`, { body });
       return { id: ours.id, edited: true };
