@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assembleExperiment } from "../../src/compare/run/assemble.js";
 import { materializeForgeProgram } from "../../src/compare/trial/setup.js";
 import { ScriptedExecutor } from "../../src/exec/index.js";
+import { claudeCodeRuntime } from "../support/anthropic-real-clients.js";
 import {
   loadForRun,
   makeExperiment,
@@ -479,20 +480,7 @@ composition claude-spy-cli {
           { id: "mcp", composition: "claude-mcp" },
           { id: "cli", composition: "claude-spy-cli" },
         ],
-        top: {
-          runtime: {
-            host: "claude-code",
-            model: "claude-sonnet-4-5",
-            tools: ["Read", "Glob", "Grep", "Edit", "Write", "Bash"],
-            allowedTools: [],
-            disallowedTools: ["WebFetch", "WebSearch", "Task"],
-            permissionMode: "default",
-            maxTurns: 10,
-            network: "deny",
-            timeoutMs: 60000,
-            validationCommands: [],
-          },
-        },
+        top: { runtime: claudeCodeRuntime({ timeoutMs: 60000 }) },
       }),
     });
     await exp.writeManifest(SMALL_SEED, "seed.json");

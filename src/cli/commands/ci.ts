@@ -7,8 +7,8 @@ import type { Command } from "commander";
 import type { CiCommentInput, CiForge } from "../../compare/index.js";
 import { InvalidInputError, problemCount } from "../../shared/index.js";
 import { type CliIO, EXIT, type SetExitCode, UsageError } from "../io.js";
-import { positiveInt, positiveNumber } from "../options.js";
-import { type RunOptions, runLoadedExperiment } from "./compare.js";
+import { positiveInt, wholeNumber } from "../options.js";
+import { maxCostOption, maxTokensOption, type RunOptions, runLoadedExperiment } from "./compare.js";
 
 /** `infrastructure_error`: the comparison could not be made (exit 3, apart from a reject's 1). */
 const EXIT_INFRASTRUCTURE = 3;
@@ -67,18 +67,10 @@ export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitC
     .option(
       "--retry-infra <n>",
       "run a trial again, up to n times, after an infrastructure error that may pass on retry",
-      positiveInt("--retry-infra", 10),
+      wholeNumber("--retry-infra", 0, 10),
     )
-    .option(
-      "--max-cost-usd <usd>",
-      "stop starting trials once the next one could take the USD the run's trials used past this",
-      positiveNumber("--max-cost-usd", "a number of US dollars"),
-    )
-    .option(
-      "--max-tokens <n>",
-      "stop starting trials once the next one could take the tokens the run's trials used past this",
-      positiveInt("--max-tokens", Number.MAX_SAFE_INTEGER),
-    )
+    .addOption(maxCostOption())
+    .addOption(maxTokensOption())
     .option("--resume", "finish an interrupted ci run in --out")
     .option(
       "--unsafe-no-sandbox",

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import type {
   BudgetLimits,
   Experiment,
@@ -50,6 +50,22 @@ interface PlanOptions {
   json?: boolean;
 }
 
+/** `--max-cost-usd`: the run's USD budget (compare run, harness ci). */
+export function maxCostOption(): Option {
+  return new Option(
+    "--max-cost-usd <usd>",
+    "stop starting trials once the next one could take the USD the run's trials used past this",
+  ).argParser(positiveNumber("--max-cost-usd", "a number of US dollars"));
+}
+
+/** `--max-tokens`: the run's token budget (compare run, harness ci). */
+export function maxTokensOption(): Option {
+  return new Option(
+    "--max-tokens <n>",
+    "stop starting trials once the next one could take the tokens the run's trials used past this",
+  ).argParser(positiveInt("--max-tokens", Number.MAX_SAFE_INTEGER));
+}
+
 export function registerCompareCommands(program: Command, io: CliIO, setExit: SetExitCode): void {
   const compare = program
     .command("compare")
@@ -87,16 +103,8 @@ export function registerCompareCommands(program: Command, io: CliIO, setExit: Se
       "--unsafe-no-sandbox",
       "run the agent's code (validation commands, graders, the host) without an OS sandbox: it gets your user, files and network, and the verdict says so first",
     )
-    .option(
-      "--max-cost-usd <usd>",
-      "stop starting trials once the next one could take the USD the run's trials used past this",
-      positiveNumber("--max-cost-usd", "a number of US dollars"),
-    )
-    .option(
-      "--max-tokens <n>",
-      "stop starting trials once the next one could take the tokens the run's trials used past this",
-      positiveInt("--max-tokens", Number.MAX_SAFE_INTEGER),
-    )
+    .addOption(maxCostOption())
+    .addOption(maxTokensOption())
     .option(
       "--calibrate",
       "A/A run: compare the baseline with a copy of itself and report how often the policy claims a difference on this setup's noise",
