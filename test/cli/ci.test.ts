@@ -47,23 +47,21 @@ beforeAll(async () => {
 });
 afterAll(() => rm(base, { recursive: true, force: true }));
 
+/** `harness ci` on the example's manifest for the variant `baseline` against `ref`. */
+const ciArgs = (ref: string, ...more: string[]) => [
+  "ci",
+  manifest(),
+  "--baseline-ref",
+  ref,
+  "--variant",
+  "baseline",
+  ...more,
+];
+
 describe("harness ci", () => {
   it("compares the setup at the base ref with the working tree and accepts the better one", async () => {
     const out = join(base, "out-accept");
-    const run = await runHarness(
-      [
-        "ci",
-        manifest(),
-        "--baseline-ref",
-        "HEAD~1",
-        "--variant",
-        "baseline",
-        "--out",
-        out,
-        "--json",
-      ],
-      repo,
-    );
+    const run = await runHarness(ciArgs("HEAD~1", "--out", out, "--json"), repo);
     expect(run.exitCode, run.stderr).toBe(0);
     const verdict = JSON.parse(run.stdout);
     expect(verdict.status).toBe("accept");
@@ -85,30 +83,14 @@ describe("harness ci", () => {
       /^\.harnesslab-ci-[0-9a-f]{12}-baseline\/fix-the-bug\/fix-the-bug\.harness$/,
     );
     // The same base names the same folder: a second run with --resume finds the first.
-    const resumed = await runHarness(
-      [
-        "ci",
-        manifest(),
-        "--baseline-ref",
-        "HEAD~1",
-        "--variant",
-        "baseline",
-        "--out",
-        out,
-        "--resume",
-      ],
-      repo,
-    );
+    const resumed = await runHarness(ciArgs("HEAD~1", "--out", out, "--resume"), repo);
     expect(resumed.exitCode, resumed.stderr).toBe(0);
     expect(resumed.stdout).toContain("10 trial(s) taken from an earlier run");
   });
 
   it("runs no trial when the setup is the same at the base, and says so", async () => {
     const out = join(base, "out-same");
-    const run = await runHarness(
-      ["ci", manifest(), "--baseline-ref", "HEAD", "--variant", "baseline", "--out", out],
-      repo,
-    );
+    const run = await runHarness(ciArgs("HEAD", "--out", out), repo);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^no change in the setup of baseline: .* no trial was run\n$/);
     await expect(readdir(out)).rejects.toThrow();
@@ -121,17 +103,7 @@ describe("harness ci", () => {
     await cp(join(EXAMPLE, "agents", "baseline.mjs"), agent);
     try {
       const run = await runHarness(
-        [
-          "ci",
-          manifest(),
-          "--baseline-ref",
-          "HEAD",
-          "--variant",
-          "baseline",
-          "--out",
-          join(base, "out-reject"),
-          "--json",
-        ],
+        ciArgs("HEAD", "--out", join(base, "out-reject"), "--json"),
         repo,
       );
       expect(JSON.parse(run.stdout).status).toBe("reject");
@@ -150,7 +122,7 @@ describe("harness ci", () => {
     );
     try {
       expect(text).toContain("Run the package tests before");
-      const args = ["ci", manifest(), "--baseline-ref", "HEAD", "--variant", "baseline"];
+      const args = ciArgs("HEAD");
       const draw = await runHarness([...args, "--out", join(base, "out-draw"), "--json"], repo);
       expect(JSON.parse(draw.stdout).status).toBe("need_more_work");
       expect(draw.stderr).toMatch(
@@ -169,16 +141,10 @@ describe("harness ci", () => {
   });
 
   it("refuses with exit 2 what git cannot give, naming it", async () => {
-    const noRef = await runHarness(
-      ["ci", manifest(), "--baseline-ref", "no-such-branch", "--variant", "baseline"],
-      repo,
-    );
+    const noRef = await runHarness(ciArgs("no-such-branch"), repo);
     expect(noRef.exitCode).toBe(2);
     expect(noRef.stderr).toContain('--baseline-ref "no-such-branch" names no commit');
-    const option = await runHarness(
-      ["ci", manifest(), "--baseline-ref", "--upload-pack=x", "--variant", "baseline"],
-      repo,
-    );
+    const option = await runHarness(ciArgs("--upload-pack=x"), repo);
     expect(option.exitCode).toBe(2);
     const which = await runHarness(["ci", manifest(), "--baseline-ref", "HEAD"], repo);
     expect(which.exitCode).toBe(2);
@@ -248,26 +214,22 @@ describe("harness ci --forge gitea, against the local forge", () => {
     const forge = await startForge({ seed, repo: "acme/widgets", user: "ci-bot" });
     try {
       const env = { ...process.env, HL_FORGE_TOKEN: forge.token };
-      const args = (out: string, ref: string) => [
-        "ci",
-        manifest(),
-        "--baseline-ref",
-        ref,
-        "--variant",
-        "baseline",
-        "--out",
-        join(base, out),
-        "--forge",
-        "gitea",
-        "--api-url",
-        forge.apiUrl,
-        "--repo",
-        "acme/widgets",
-        "--pr",
-        "3",
-        "--token-env",
-        "HL_FORGE_TOKEN",
-      ];
+      const args = (out: string, ref: string) =>
+        ciArgs(
+          ref,
+          "--out",
+          join(base, out),
+          "--forge",
+          "gitea",
+          "--api-url",
+          forge.apiUrl,
+          "--repo",
+          "acme/widgets",
+          "--pr",
+          "3",
+          "--token-env",
+          "HL_FORGE_TOKEN",
+        );
       const api = `${forge.apiUrl}/repos/acme/widgets`;
       const comments = async () =>
         (await (await fetch(`${api}/issues/3/comments`)).json()) as { id: number; body: string }[];
@@ -410,26 +372,22 @@ describe("harness ci --forge github, against a GitHub-shaped server", () => {
     return { url: `http://127.0.0.1:${port}`, requests, comments, close: () => server.close() };
   }
 
-  const args = (url: string, out: string) => [
-    "ci",
-    manifest(),
-    "--baseline-ref",
-    "HEAD",
-    "--variant",
-    "baseline",
-    "--out",
-    join(base, out),
-    "--forge",
-    "github",
-    "--api-url",
-    url,
-    "--repo",
-    "o/r",
-    "--pr",
-    "7",
-    "--token-env",
-    "HL_GH_TOKEN",
-  ];
+  const args = (url: string, out: string) =>
+    ciArgs(
+      "HEAD",
+      "--out",
+      join(base, out),
+      "--forge",
+      "github",
+      "--api-url",
+      url,
+      "--repo",
+      "o/r",
+      "--pr",
+      "7",
+      "--token-env",
+      "HL_GH_TOKEN",
+    );
   const env = { ...process.env, HL_GH_TOKEN: "ghp_planted_token_0123456789" };
 
   it("creates the comment, then edits it, and sets a status, in GitHub's request shapes", async () => {

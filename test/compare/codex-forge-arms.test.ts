@@ -116,43 +116,52 @@ beforeAll(async () => {
 });
 afterAll(() => rm(base, { recursive: true, force: true }));
 
+/**
+ * Writes the close-duplicate experiment on Codex in `dir` (the harness, the seed, the forge
+ * suite's tools) with `variants`, the first the baseline, and loads it as `compare run` does.
+ */
+async function codexExperiment(dir: string, variants: { id: string; composition: string }[]) {
+  await mkdir(join(dir, "fixture"), { recursive: true });
+  await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
+  await writeFile(join(dir, "prompt.md"), "Close #2 as a duplicate of #1.\n");
+  await writeFile(join(dir, "forge.harness"), HARNESS);
+  await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
+  await copyForgeSuiteTools(dir);
+  const manifest = {
+    schemaVersion: "harness-compare.v2",
+    harness: "./forge.harness",
+    tasks: [
+      {
+        id: "close-duplicate",
+        fixture: "./fixture",
+        prompt: "./prompt.md",
+        forge: { seed: "./seed.json", repo: "acme/widgets" },
+        graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
+      },
+    ],
+    variants,
+    baseline: variants[0]?.id,
+    // A safety bound only, for a loaded machine.
+    runtime: claudeCodeRuntime({ host: "codex", model: MODEL, timeoutMs: 150_000 }),
+    trials: { count: 1, seed: 1, order: "sequential" },
+    verdict: { policy: "heuristic-v1" },
+    concurrency: 1,
+  };
+  await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest, null, 2));
+  const loaded = await loadManifest(join(dir, "experiment.json"), {
+    loadCatalog: loadHarnessCatalog,
+  });
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+  return loaded;
+}
+
 describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", () => {
   it("closes the duplicate through harnesslab's forge MCP server and through a third-party one", async () => {
     const dir = join(base, "exp");
-    await mkdir(join(dir, "fixture"), { recursive: true });
-    await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
-    await writeFile(join(dir, "prompt.md"), "Close #2 as a duplicate of #1.\n");
-    await writeFile(join(dir, "forge.harness"), HARNESS);
-    await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
-    await copyForgeSuiteTools(dir);
-    const manifest = {
-      schemaVersion: "harness-compare.v2",
-      harness: "./forge.harness",
-      tasks: [
-        {
-          id: "close-duplicate",
-          fixture: "./fixture",
-          prompt: "./prompt.md",
-          forge: { seed: "./seed.json", repo: "acme/widgets" },
-          graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
-        },
-      ],
-      variants: [
-        { id: "harnesslab", composition: "codex-harnesslab-mcp" },
-        { id: "mcp", composition: "codex-tool-mcp" },
-      ],
-      baseline: "harnesslab",
-      // A safety bound only, for a loaded machine.
-      runtime: claudeCodeRuntime({ host: "codex", model: MODEL, timeoutMs: 150_000 }),
-      trials: { count: 1, seed: 1, order: "sequential" },
-      verdict: { policy: "heuristic-v1" },
-      concurrency: 1,
-    };
-    await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest, null, 2));
-    const loaded = await loadManifest(join(dir, "experiment.json"), {
-      loadCatalog: loadHarnessCatalog,
-    });
-    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const loaded = await codexExperiment(dir, [
+      { id: "harnesslab", composition: "codex-harnesslab-mcp" },
+      { id: "mcp", composition: "codex-tool-mcp" },
+    ]);
     const servers: Record<string, ResponsesLoopback> = {
       harnesslab: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.harnesslab! }),
       mcp: await startResponsesLoopback({ apiKey: KEY, script: SCRIPTS.mcp! }),
@@ -200,39 +209,10 @@ describe.skipIf(!run)("the real Codex client on a forge task's arms (offline)", 
 
 describe("arms Codex cannot run", () => {
   it("refuses, before any trial, an arm whose commands would reach the forge", async () => {
-    const dir = join(base, "refused");
-    await mkdir(join(dir, "fixture"), { recursive: true });
-    await writeFile(join(dir, "fixture", "README.md"), "# widgets\n");
-    await writeFile(join(dir, "prompt.md"), "Close #2.\n");
-    await writeFile(join(dir, "forge.harness"), HARNESS);
-    await writeFile(join(dir, "seed.json"), JSON.stringify(SMALL_SEED));
-    await copyForgeSuiteTools(dir);
-    const manifest = {
-      schemaVersion: "harness-compare.v2",
-      harness: "./forge.harness",
-      tasks: [
-        {
-          id: "close-duplicate",
-          fixture: "./fixture",
-          prompt: "./prompt.md",
-          forge: { seed: "./seed.json" },
-          graders: [{ kind: "forge-state", changes: DUPLICATE_CHANGES }],
-        },
-      ],
-      variants: [
-        { id: "rest", composition: "codex-rest" },
-        { id: "cli", composition: "codex-tool-cli" },
-      ],
-      baseline: "rest",
-      runtime: claudeCodeRuntime({ host: "codex", model: MODEL, timeoutMs: 60_000 }),
-      trials: { count: 1, seed: 1, order: "sequential" },
-      verdict: { policy: "heuristic-v1" },
-    };
-    await writeFile(join(dir, "experiment.json"), JSON.stringify(manifest));
-    const loaded = await loadManifest(join(dir, "experiment.json"), {
-      loadCatalog: loadHarnessCatalog,
-    });
-    if (!loaded.ok) throw new Error(JSON.stringify(loaded.problems));
+    const loaded = await codexExperiment(join(base, "refused"), [
+      { id: "rest", composition: "codex-rest" },
+      { id: "cli", composition: "codex-tool-cli" },
+    ]);
     const assembled = await assembleExperiment(loaded.experiment);
     expect(assembled.ok ? [] : assembled.problems.map((p) => `${p.path}: ${p.message}`)).toEqual([
       expect.stringMatching(
