@@ -280,6 +280,15 @@ describe("harness ci --forge gitea, against the local forge", () => {
       expect(after[1]?.body).toContain("### harnesslab: no change in the setup");
       expect((await statuses()).map((x) => x.status)).toEqual(["success", "success"]);
 
+      // A status needs the token, as every write does.
+      const anonymous = await fetch(`${api}/statuses/${pull.head.sha}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ state: "success", context: "harnesslab/baseline" }),
+      });
+      expect(anonymous.status).toBe(401);
+      expect(await statuses()).toHaveLength(2);
+
       // The token is in no file of the run, no comment and no output.
       expect(await filesHolding(join(base, "forge-1"), forge.token)).toEqual([]);
       expect(JSON.stringify(after)).not.toContain(forge.token);

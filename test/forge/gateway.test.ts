@@ -128,6 +128,8 @@ describe("attacks on the forge gateway", () => {
     ["POST", "/api/v1/repos/acme/widgets/mirror-sync"],
     ["POST", "/api/v1/repos/acme/widgets/milestones"],
     ["DELETE", "/api/v1/repos/acme/widgets/issues/1"],
+    // Commit statuses are CI's report (`harness ci`): an agent must not set its own.
+    ["POST", "/api/v1/repos/acme/widgets/statuses/0000000000000000000000000000000000000001"],
   ])("refuses %s %s, which no issue or pull request work needs", async (method, path) => {
     const before = gateway.requests();
     const answer = await raw(method, path);
