@@ -188,6 +188,16 @@ export const trialMetricsSchema = z.strictObject({
   retriedAttempts: z.array(trialAttemptSchema).default([]),
   /** The variant's setup as the trial's host loaded it (setup.json has the detail); absent without one. */
   setup: z.array(trialSetupEntrySchema).optional(),
+  /**
+   * Set when the trial ran in an earlier run and was taken from the trial cache (`harness ci
+   * --cache`): the entry it was copied from and the content key it was kept under.
+   */
+  cachedFrom: z
+    .strictObject({
+      entry: z.string(),
+      contentKey: sha256,
+    })
+    .optional(),
   /** The harness's seal (absent in records written before records were sealed). */
   seal: recordSealSchema.optional(),
 });
@@ -425,6 +435,8 @@ export const verdictDocumentSchema = z.strictObject({
   calibration: calibrationSchema.nullable().optional(),
   /** Trials taken from an earlier, interrupted run of the same experiment (--resume). */
   resumedTrials: z.int().min(0).default(0),
+  /** Trials taken from the trial cache (`harness ci --cache`): they ran in an earlier run of the same setup. */
+  cachedTrials: z.int().min(0).default(0),
   /** Set by `compare regrade`: the verdict file this one re-grades. */
   regradeOf: z.string().nullable(),
   /** Set by `compare regrade`: what changed against `regradeOf`. */

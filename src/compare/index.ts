@@ -76,3 +76,9 @@ export {
   runExperiment,
   type TrialPlaceFactory,
 } from "./run/runner.js";
+export {
+  CACHE_KEY_VARIABLE,
+  loadTrialCacheKey,
+  type TrialCache,
+  TrialCacheKeyError,
+} from "./run/trial-cache.js";

@@ -597,7 +597,7 @@ export function renderTerminalSummary(verdict: VerdictDocument, outDir: string):
     `difference: ${interval}`,
     ...tierLines(verdict).map((line) => `tier ${line}`),
     ...notes.filter((n): n is string => n !== null).map((n) => `note: ${n}`),
-    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}`,
+    `evidence: ${outDir}/verdict.md (also verdict.json, verdict.html, per-trial folders)${verdict.resumedTrials > 0 ? `; ${verdict.resumedTrials} trial(s) taken from an earlier run` : ""}${verdict.cachedTrials > 0 ? `; ${verdict.cachedTrials} trial(s) taken from the trial cache` : ""}`,
     ...(rejected === null ? [] : [`warning: ${rejected}`]),
     ...infrastructureCauses(verdict),
   ].join("\n");

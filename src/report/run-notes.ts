@@ -1,5 +1,5 @@
 // What both reports say about how complete a run is, as plain sentences each renderer escapes its
-// own way: an interrupted run, trials reused by --resume, and tasks on which no flip could be
+// own way: an interrupted run, trials reused by --resume or from the trial cache, and tasks on which no flip could be
 // judged because a side has no completed trial.
 import type { VerdictDocument } from "../artifacts/index.js";
 
@@ -14,11 +14,18 @@ export function interruptedNote(verdict: VerdictDocument): string | null {
   return `This run was interrupted (Ctrl-C or SIGTERM) after ${verdict.trials.length} of ${plannedTrials(verdict)} planned trials finished: the verdict covers only those. Run the same \`harness compare run\` with --resume to finish it.`;
 }
 
-/** Null unless --resume took trials over from an earlier run. */
+/** Null unless --resume took trials over from an earlier run, or the trial cache gave some. */
 export function resumedNote(verdict: VerdictDocument): string | null {
-  const n = verdict.resumedTrials;
-  if (n <= 0) return null;
-  return `${n} of the ${verdict.trials.length} trials were taken from an earlier run of the same experiment (--resume); the others ran in this one.`;
+  const total = verdict.trials.length;
+  const parts = [
+    verdict.resumedTrials > 0
+      ? `${verdict.resumedTrials} of the ${total} trials were taken from an earlier run of the same experiment (--resume)`
+      : "",
+    verdict.cachedTrials > 0
+      ? `${verdict.cachedTrials} of the ${total} trials were taken from the trial cache (--cache: they ran in an earlier run of the same setup on the same task)`
+      : "",
+  ].filter(Boolean);
+  return parts.length === 0 ? null : `${parts.join("; ")}; the others ran in this one.`;
 }
 
 /** A task a comparison could not judge: `missing` are the sides without a completed trial on it. */

@@ -140,6 +140,118 @@ describe("harness ci", () => {
     expect(exitForCi("infrastructure_error", "reject")).toBe(3);
   });
 
+  it("takes the base's trials from --cache on the next run, and ignores entries that do not verify", async () => {
+    const cache = join(base, "trial-cache");
+    const secret = "a-cache-secret-the-ci-keeps-among-its-secrets";
+    const env = { ...process.env, HARNESSLAB_CACHE_KEY: secret };
+    const ci = (out: string, withEnv = env) =>
+      runHarness(
+        ciArgs("HEAD~1", "--out", join(base, out), "--cache", cache, "--json"),
+        repo,
+        withEnv,
+      );
+    const trialsOf = async (out: string, variant: string) =>
+      Promise.all(
+        [1, 2, 3, 4, 5].map(async (n) =>
+          JSON.parse(
+            await readFile(
+              join(base, out, variant, "fix-the-bug", `trial-00${n}`, "metrics.json"),
+              "utf8",
+            ),
+          ),
+        ),
+      );
+
+    // An empty cache: every trial runs, and the base's five are kept.
+    const first = await ci("out-cache-1");
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).cachedTrials).toBe(0);
+    expect(first.stderr).toContain("sealed with the key from $HARNESSLAB_CACHE_KEY");
+    expect(first.stderr).toContain("trial cache: kept 5 new trial(s)");
+    const layout = join(cache, "harnesslab-trials-v1");
+    const [contentKey, ...others] = await readdir(layout);
+    expect(others).toEqual([]);
+    const entries = (await readdir(join(layout, contentKey!))).filter((n) => n !== "about.json");
+    expect(entries).toHaveLength(5);
+
+    // The next run of the same base pays only for the head's trials: the base's are copies of
+    // the first run's (the same durations and patches), saying where they came from.
+    const second = await ci("out-cache-2");
+    expect(second.exitCode, second.stderr).toBe(0);
+    const verdict = JSON.parse(second.stdout);
+    expect(verdict.status).toBe("accept");
+    expect(verdict.trials).toHaveLength(10);
+    expect(verdict.cachedTrials).toBe(5);
+    expect(second.stderr).toContain("trial cache: 5 of the 5 trial(s) of base taken from");
+    expect(second.stderr).not.toContain("kept");
+    const [cachedBase, firstBase, head] = await Promise.all([
+      trialsOf("out-cache-2", "base"),
+      trialsOf("out-cache-1", "base"),
+      trialsOf("out-cache-2", "head"),
+    ]);
+    const ranThisTime = [...cachedBase, ...head].filter((m) => m.cachedFrom === undefined);
+    expect(ranThisTime.map((m) => m.variant)).toEqual(["head", "head", "head", "head", "head"]);
+    expect(cachedBase.map((m) => m.durationMs).sort()).toEqual(
+      firstBase.map((m) => m.durationMs).sort(),
+    );
+    for (const m of cachedBase) {
+      expect(m.cachedFrom.contentKey).toBe(`sha256:${contentKey}`);
+      // Sealed again with this run's key, like every record of the run.
+      expect(m.seal.runId).toBe(
+        JSON.parse(await readFile(join(base, "out-cache-2", "manifest.json"), "utf8")).evidence
+          .runId,
+      );
+    }
+
+    // Entries that do not verify are ignored and their trials run: a changed patch, a record
+    // written without the key, an entry moved from another content key.
+    const [changed, forged, ...rest] = entries.sort();
+    await writeFile(join(layout, contentKey!, changed!, "patch.diff"), "diff --git a/x b/x\n");
+    const forgedMetrics = join(layout, contentKey!, forged!, "metrics.json");
+    const record = JSON.parse(await readFile(forgedMetrics, "utf8"));
+    await writeFile(
+      forgedMetrics,
+      JSON.stringify({
+        ...record,
+        outcome: "failed",
+        seal: { ...record.seal, mac: "0".repeat(64) },
+      }),
+    );
+    const third = await ci("out-cache-3");
+    expect(third.exitCode, third.stderr).toBe(0);
+    expect(JSON.parse(third.stdout).cachedTrials).toBe(3);
+    expect(third.stderr).toContain(`ignored ${contentKey}/${changed}: its files differ`);
+    expect(third.stderr).toContain(`ignored ${contentKey}/${forged}: its seal does not verify`);
+    expect(third.stderr).toContain("trial cache: kept 2 new trial(s)");
+    const thirdBase = await trialsOf("out-cache-3", "base");
+    expect(thirdBase.filter((m) => m.cachedFrom === undefined)).toHaveLength(2);
+    expect(thirdBase.flatMap((m) => (m.cachedFrom ? [m.cachedFrom.entry] : [])).sort()).toEqual(
+      rest.map((name) => `${contentKey}/${name}`),
+    );
+    // A record of a run put in the cache verifies only for that run.
+    const renamed = join(layout, contentKey!, rest[0]!);
+    await rm(renamed, { recursive: true });
+    await cp(join(base, "out-cache-3", "base", "fix-the-bug", "trial-001"), renamed, {
+      recursive: true,
+    });
+
+    // Another secret: nothing verifies, every trial runs.
+    const fourth = await ci("out-cache-4", { ...env, HARNESSLAB_CACHE_KEY: `${secret}-rotated` });
+    expect(fourth.exitCode, fourth.stderr).toBe(0);
+    expect(JSON.parse(fourth.stdout).cachedTrials).toBe(0);
+    expect(fourth.stderr).toContain(`ignored ${contentKey}/${rest[0]}: it is sealed for run_`);
+    expect(fourth.stderr).toContain("its seal does not verify with this cache's key");
+
+    // The secret is in no file of the runs or of the cache.
+    for (const dir of ["out-cache-1", "out-cache-2", "out-cache-3", "out-cache-4", "trial-cache"])
+      expect(await filesHolding(join(base, dir), secret)).toEqual([]);
+    // A short secret is refused before anything runs.
+    const weak = await ci("out-cache-weak", { ...env, HARNESSLAB_CACHE_KEY: "short" });
+    expect(weak.exitCode).toBe(2);
+    expect(weak.stderr).toContain("HARNESSLAB_CACHE_KEY holds 5 characters");
+    await expect(readdir(join(base, "out-cache-weak"))).rejects.toThrow();
+  });
+
   it("refuses with exit 2 what git cannot give, naming it", async () => {
     const noRef = await runHarness(ciArgs("no-such-branch"), repo);
     expect(noRef.exitCode).toBe(2);

@@ -66,6 +66,19 @@ describe("budgetReached", () => {
     });
   });
 
+  it("counts nothing spent for trials taken from the trial cache, but sizes the next trial by them", () => {
+    const cached = {
+      ...finished(0.9),
+      cachedFrom: { entry: "k/e", contentKey: `sha256:${"0".repeat(64)}` },
+    };
+    // Paid by an earlier run: 0.3 spent here; the next trial could take as much as 0.9.
+    expect(budgetReached({ maxCostUsd: 1.2 }, [finished(0.3), cached], 0, 10)).toBeNull();
+    expect(budgetReached({ maxCostUsd: 1.19 }, [finished(0.3), cached], 0, 10)).toMatchObject({
+      spent: 0.3,
+      largestTrial: 0.9,
+    });
+  });
+
   it("counts the trials still running as each using as much as the largest", () => {
     expect(budgetReached({ maxCostUsd: 1.8 }, [finished(0.3), finished(0.5)], 1, 10)).toBeNull();
     expect(

@@ -141,6 +141,7 @@ export function buildVerdict(
     interrupted: false,
     stoppedEarly: false,
     resumedTrials: 0,
+    cachedTrials: 0,
     regradeOf: null,
   };
 }

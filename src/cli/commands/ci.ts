@@ -24,6 +24,7 @@ interface CiOptions extends Omit<RunOptions, "calibrate" | "trials" | "queue" | 
   tokenEnv?: string;
   reportUrl?: string;
   headSha?: string;
+  cache?: string;
 }
 
 export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitCode): void {
@@ -72,6 +73,10 @@ export function registerCiCommand(program: Command, io: CliIO, setExit: SetExitC
     .addOption(maxCostOption())
     .addOption(maxTokensOption())
     .option("--resume", "finish an interrupted ci run in --out")
+    .option(
+      "--cache <dir>",
+      "keep the base's trials in <dir> and take them from there on the next run of the same base (sealed with $HARNESSLAB_CACHE_KEY)",
+    )
     .option(
       "--unsafe-no-sandbox",
       "run the agent's code without an OS sandbox: it gets your user, files and network",
@@ -171,9 +176,38 @@ function forgeOf(options: CiOptions, io: CliIO) {
   };
 }
 
+/**
+ * The run's environment without the forge token or the cache's secret (both leave this process's
+ * environment too: the pull request's code runs next), and the cache's key when --cache is given.
+ */
+async function runSecrets(
+  io: CliIO,
+  forge: { withoutToken: NodeJS.ProcessEnv } | undefined,
+  cache: string | undefined,
+  compare: typeof import("../../compare/index.js"),
+): Promise<{ env: NodeJS.ProcessEnv; cacheKey?: Buffer }> {
+  const env = { ...(forge?.withoutToken ?? io.env ?? process.env) };
+  const withSecret = { ...env };
+  delete env[compare.CACHE_KEY_VARIABLE];
+  delete process.env[compare.CACHE_KEY_VARIABLE];
+  if (cache === undefined) return { env };
+  try {
+    const { key, source } = await compare.loadTrialCacheKey(
+      withSecret,
+      compare.defaultStateDir(withSecret),
+    );
+    io.stderr(`harness ci: trial cache ${cache}, sealed with the key from ${source}\n`);
+    return { env, cacheKey: key };
+  } catch (error) {
+    throw new UsageError(`--cache: ${(error as Error).message}`);
+  }
+}
+
 async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promise<number> {
   const compare = await import("../../compare/index.js");
   const forge = forgeOf(options, io);
+  const cache = options.cache === undefined ? undefined : resolve(io.cwd, options.cache);
+  const secrets = await runSecrets(io, forge, cache, compare);
   // A pull request from a fork: the token cannot write to it, and its code is not the team's.
   const pull =
     forge === undefined
@@ -277,7 +311,11 @@ async function runCi(manifestArg: string, options: CiOptions, io: CliIO): Promis
       experiment,
       loaded,
       options,
-      forge === undefined ? io : { ...io, env: forge.withoutToken },
+      { ...io, env: secrets.env },
+      undefined,
+      cache === undefined
+        ? undefined
+        : { trialCache: { dir: cache, variants: [compare.CI_BASELINE], key: secrets.cacheKey! } },
     );
     if (ran.interrupted !== undefined) return ran.interrupted;
     const code = exitForCi(ran.verdict.status, options.failOn);

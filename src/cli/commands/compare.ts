@@ -6,6 +6,7 @@ import type {
   Experiment,
   ManifestDocument,
   QueueAddress,
+  RunExperimentOptions,
   VerdictDocument,
 } from "../../compare/index.js";
 import { InvalidInputError, killRunningCommands, problemCount } from "../../shared/index.js";
@@ -326,6 +327,7 @@ export async function runLoadedExperiment(
   options: Omit<RunOptions, "calibrate" | "trials" | "queue">,
   io: CliIO,
   queue?: QueueAddress,
+  more: Pick<RunExperimentOptions, "trialCache"> = {},
 ): Promise<{ verdict: VerdictDocument; outDir: string; interrupted?: number }> {
   const { runExperiment, queueTrials, createExecutor, renderTerminalSummary } = await stages();
   // Ctrl-C (or a SIGTERM from a supervisor) stops the run cleanly: running agents are aborted,
@@ -364,6 +366,7 @@ export async function runLoadedExperiment(
       onProgress: (p) => progress.update(p),
       onNotice: (line) => io.stderr(`${line}\n`),
       signal: stop.signal,
+      ...more,
     });
     progress.finish();
     for (const warning of unusedBudgets(options, verdict)) io.stderr(`warning: ${warning}\n`);

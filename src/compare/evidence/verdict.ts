@@ -281,6 +281,7 @@ export function buildVerdictDocument(input: {
     interrupted: false,
     stoppedEarly: false,
     resumedTrials: 0,
+    cachedTrials: 0,
     regradeOf: input.regradeOf ?? null,
     flips,
     ...(calibration === null ? {} : { calibration }),

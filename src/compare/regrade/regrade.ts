@@ -718,6 +718,7 @@ function finishRegradeVerdict(
   const verdict: VerdictDocument = {
     ...built,
     resumedTrials: previous.resumedTrials,
+    cachedTrials: previous.cachedTrials,
     stoppedEarly: partialRun !== null,
     graderContracts: setup.contracts.map(({ runContractHash: _run, ...used }) => used),
     regradeSummary: methodChange ? { ...summary, methodChange } : summary,

@@ -111,6 +111,8 @@ export async function compileHarnessFiles(
 export interface AssembledVariant {
   variantId: string;
   revision: HarnessRevision;
+  /** The hash of the `.harness` files it was compiled from and of its components' sources. */
+  harnessHash: string;
   report: ResolutionReport;
   preamble: string;
   /** Components whose realization degraded (the report says why). */
@@ -343,6 +345,7 @@ export async function assembleExperiment(
     variants.set(variant.id, {
       variantId: variant.id,
       revision,
+      harnessHash: compiled.harnessHash,
       report,
       preamble: buildRunPreamble(revision, compiled.bundle),
       degraded: revision.realization

@@ -28,7 +28,8 @@ function trialTokens(m: TrialMetrics): number | null {
 
 /**
  * Whether starting one more trial, while `running` others are still going, could take the
- * spending past a limit, assuming each of them uses as much as the largest finished trial did.
+ * spending past a limit, assuming each of them uses as much as the largest finished trial did
+ * (trials taken from the trial cache cost this run nothing).
  * Before any finished trial reported an amount nothing is known, so nothing is stopped. Returns
  * what ran out, or null.
  */
@@ -46,7 +47,12 @@ export function budgetReached(
     if (value === undefined) continue;
     const amounts = finished.map(amountOf).filter((a): a is number => a !== null);
     if (amounts.length === 0) continue;
-    const spent = amounts.reduce((a, b) => a + b, 0);
+    // A trial taken from the trial cache was paid for by an earlier run; it still says how
+    // much the next trial could take.
+    const spent = finished
+      .filter((m) => m.cachedFrom === undefined)
+      .map(amountOf)
+      .reduce<number>((a, b) => a + (b ?? 0), 0);
     const largest = Math.max(...amounts);
     if (spent + (running + 1) * largest > value)
       return {

@@ -70,6 +70,13 @@ import {
 } from "./retry.js";
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
+import {
+  storeCachedTrials,
+  type TrialCache,
+  type TrialContent,
+  takeCachedTrials,
+  trialContentKey,
+} from "./trial-cache.js";
 
 const packageVersion = (
   createRequire(import.meta.url)("../../../package.json") as { version: string }
@@ -155,6 +162,11 @@ export interface RunExperimentOptions {
   checkHost?: boolean;
   /** Where the trials run (default: here, in this process's pool); a queue's coordinator gives its own. */
   trialPlace?: TrialPlaceFactory;
+  /**
+   * Take the trials of these variants from a trial cache when it holds sealed trials of the same
+   * setup on the same task, and keep the ones this run makes there (`harness ci --cache`).
+   */
+  trialCache?: TrialCache;
 }
 
 export interface RunExperimentResult {
@@ -213,7 +225,12 @@ async function runHoldingLock(
   const earlier = await takeEarlierRun(experiment, options, inputs, record);
   await lock.acquire();
   const rejectedRecords = await beginWriting(experiment, options, inputs, record, earlier);
+  const cache =
+    options.trialCache === undefined
+      ? undefined
+      : await takeFromCache(experiment, options, options.trialCache, inputs, record, earlier);
   const ran = await runTrials(experiment, options, inputs, earlier);
+  if (cache !== undefined) await keepInCache(experiment, options, cache, inputs, earlier, ran);
   const verdict = await finishVerdict(experiment, options, inputs, record, earlier, ran);
   verdict.rejectedRecords = rejectedRecords;
   await writeVerdictFiles(inputs.outDir, verdict);
@@ -385,7 +402,10 @@ function freezeTasks(
 
 /** What an earlier run in --out gives this one (--resume), and the run's record key. */
 interface EarlierRun {
+  /** Finished trials this run does not run: taken over by --resume, then from the trial cache. */
   reusable: Map<number, TrialMetrics>;
+  /** How many of `reusable` --resume took over. */
+  resumed: number;
   rejected: RejectedRecord[];
   runKey: RunKey;
 }
@@ -411,7 +431,102 @@ async function takeEarlierRun(
     : undefined;
   const runKey = resumed?.runKey ?? (await newRunKey(inputs.stateDir, experiment.manifestPath));
   record.runManifest.evidence.runId = runKey.runId;
-  return { reusable, rejected: resumed?.rejected ?? [], runKey };
+  return { reusable, resumed: reusable.size, rejected: resumed?.rejected ?? [], runKey };
+}
+
+/** The trial cache as this run uses it: the content key of each cached variant's trial on each task. */
+interface CacheUse {
+  cache: TrialCache;
+  contentKeys: Map<string, string>;
+  contents: Map<string, TrialContent>;
+}
+
+/**
+ * Takes the cached variants' trials the cache holds (sealed, of the same content) into
+ * `earlier.reusable`, copied into --out and sealed with the run's key; says what it took and
+ * which entries it ignored.
+ */
+async function takeFromCache(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  cache: TrialCache,
+  inputs: CheckedRun,
+  record: RunRecord,
+  earlier: EarlierRun,
+): Promise<CacheUse> {
+  const { prepared } = inputs;
+  const contentKeys = new Map<string, string>();
+  const contents = new Map<string, TrialContent>();
+  for (const variantId of cache.variants) {
+    const assembled = prepared.variants.get(variantId);
+    if (assembled === undefined) continue;
+    for (const task of experiment.tasks) {
+      const taskInputs = record.runManifest.evidence.inputs?.tasks[task.id];
+      if (taskInputs === undefined) continue;
+      const content: TrialContent = {
+        harnesslabVersion: packageVersion,
+        harnessHash: assembled.harnessHash,
+        revisionId: assembled.revision.revisionId,
+        agentHash: inputs.agentHashes[variantId] ?? null,
+        runtime: runtimeOf(experiment, variantId),
+        task: taskInputs,
+        containment: prepared.containment.record.kind,
+        diskBudgetBytes: experiment.diskBudgetBytes,
+        forge: experiment.forge ?? null,
+      };
+      const key = trialContentKey(content);
+      contentKeys.set(`${variantId}\0${task.id}`, key);
+      contents.set(key, content);
+    }
+  }
+  const used = new Set(
+    [...earlier.reusable.values()].flatMap((m) => (m.cachedFrom ? [m.cachedFrom.entry] : [])),
+  );
+  const { taken, ignored } = await takeCachedTrials({
+    cache,
+    experiment,
+    pending: inputs.jobs.filter((job) => !earlier.reusable.has(job.seq)),
+    contentKeys,
+    used,
+    outDir: inputs.outDir,
+    seal: (artifactDir, metrics) => sealTrial(artifactDir, metrics, earlier.runKey),
+  });
+  for (const [seq, metrics] of taken) earlier.reusable.set(seq, metrics);
+  const wanted = inputs.jobs.filter((job) => cache.variants.includes(job.variant)).length;
+  const say = options.onNotice ?? (() => {});
+  say(
+    `trial cache: ${taken.size} of the ${wanted} trial(s) of ${cache.variants.join(", ")} taken from ${cache.dir}`,
+  );
+  for (const entry of ignored.slice(0, MAX_IGNORED_SHOWN))
+    say(`trial cache: ignored ${entry.entry}: ${entry.reason}`);
+  if (ignored.length > MAX_IGNORED_SHOWN)
+    say(`trial cache: ignored ${ignored.length - MAX_IGNORED_SHOWN} more entries`);
+  return { cache, contentKeys, contents };
+}
+
+const MAX_IGNORED_SHOWN = 5;
+
+/** Keeps the cached variants' trials this run made in the cache; a cache it cannot write only warns. */
+async function keepInCache(
+  experiment: Experiment,
+  options: RunExperimentOptions,
+  use: CacheUse,
+  inputs: CheckedRun,
+  earlier: EarlierRun,
+  ran: TrialsRan,
+): Promise<void> {
+  const { stored, failures } = await storeCachedTrials({
+    cache: use.cache,
+    experiment,
+    metrics: ran.metrics,
+    contentKeys: use.contentKeys,
+    contents: use.contents,
+    runId: earlier.runKey.runId,
+    outDir: inputs.outDir,
+  });
+  const say = options.onNotice ?? (() => {});
+  if (stored > 0) say(`trial cache: kept ${stored} new trial(s) in ${use.cache.dir}`);
+  for (const failure of failures) say(`trial cache: could not keep ${failure}`);
 }
 
 /** The run's first writes: what a killed run left is cleared, the run's records written. */
@@ -750,7 +865,8 @@ async function finishVerdict(
     retryLimit: options.retryInfra ?? 0,
     containment: prepared.containment.record,
   });
-  verdict.resumedTrials = earlier.reusable.size;
+  verdict.resumedTrials = earlier.resumed;
+  verdict.cachedTrials = metrics.filter((m) => m.cachedFrom !== undefined).length;
   const { interrupted } = ran;
   if (interrupted !== undefined && metrics.length < jobs.length) {
     verdict.interrupted = true;
