@@ -249,6 +249,33 @@ describe("harness ci", () => {
     const weak = await ci("out-cache-weak", { ...env, HARNESSLAB_CACHE_KEY: "short" });
     expect(weak.exitCode).toBe(2);
     expect(weak.stderr).toContain("HARNESSLAB_CACHE_KEY holds 5 characters");
+    // A cache in a fixture (which must never change) or in --out is refused before any trial.
+    const inFixture = await runHarness(
+      ciArgs(
+        "HEAD~1",
+        "--out",
+        join(base, "out-cache-fixture"),
+        "--cache",
+        join(repo, "fix-the-bug", "fixture", ".cache"),
+      ),
+      repo,
+      env,
+    );
+    expect(inFixture.exitCode).toBe(2);
+    expect(inFixture.stderr).toContain("is inside the fixture of tasks[0]");
+    const inOut = await runHarness(
+      ciArgs(
+        "HEAD~1",
+        "--out",
+        join(base, "out-cache-out"),
+        "--cache",
+        join(base, "out-cache-out", "c"),
+      ),
+      repo,
+      env,
+    );
+    expect(inOut.exitCode).toBe(2);
+    expect(inOut.stderr).toContain("keep the trial cache apart from the run's evidence");
     await expect(readdir(join(base, "out-cache-weak"))).rejects.toThrow();
   });
 

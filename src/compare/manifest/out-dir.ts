@@ -148,6 +148,23 @@ export async function checkOutDir(
   }
   const realOut = await realPathOf(absolute);
   if (problems.length === 0) problems.push(...(await writableProblems(absolute, realOut)));
+  problems.push(...(await fixtureOverlaps(absolute, experiment, FIELD, "write results")));
+  return problems;
+}
+
+/**
+ * A directory the run writes in (`--out`, `--cache`) that is inside a fixture or holds one: a
+ * problem per fixture, naming `field`.
+ */
+export async function fixtureOverlaps(
+  dir: string,
+  experiment: Pick<Experiment, "tasks">,
+  field: string,
+  purpose: string,
+): Promise<InputProblem[]> {
+  const absolute = resolve(dir);
+  const realOut = await realPathOf(absolute);
+  const problems: InputProblem[] = [];
   const reported = new Set<string>();
   for (const task of experiment.tasks) {
     const realFixture = await realPathOf(task.fixtureDir);
@@ -155,13 +172,13 @@ export async function checkOutDir(
     if (isPathInside(realFixture, realOut)) {
       reported.add(realFixture);
       problems.push({
-        path: FIELD,
-        message: `${absolute} is inside the fixture of ${task.manifestField} (${task.fixtureDir}); write results outside every fixture, which must never change`,
+        path: field,
+        message: `${absolute} is inside the fixture of ${task.manifestField} (${task.fixtureDir}); ${purpose} outside every fixture, which must never change`,
       });
     } else if (isPathInside(realOut, realFixture)) {
       reported.add(realFixture);
       problems.push({
-        path: FIELD,
+        path: field,
         message: `${absolute} contains the fixture of ${task.manifestField} (${task.fixtureDir}); choose a directory that does not hold any fixture`,
       });
     }

@@ -31,7 +31,7 @@ import {
 } from "../../exec/index.js";
 import { canonicalJson, sha256Hex } from "../../ir/index.js";
 import type { CommandSandbox } from "../../sandbox/index.js";
-import { runPool, writeFileAtomic } from "../../shared/index.js";
+import { isPathInside, runPool, writeFileAtomic } from "../../shared/index.js";
 import type { StoppingDecision } from "../../stats/index.js";
 import { isDiskFull, snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
 import { ExperimentInputError } from "../errors.js";
@@ -49,6 +49,7 @@ import {
   writeVerdictFiles,
 } from "../evidence/verdict.js";
 import { type Experiment, runtimeOf, type TrialJob } from "../experiment.js";
+import { fixtureOverlaps } from "../manifest/out-dir.js";
 import { runTrial } from "../trial/trial.js";
 import { stoppedEarlyReason } from "../trial/trial-record.js";
 import { shareBaselines } from "./baselines.js";
@@ -221,6 +222,8 @@ async function runHoldingLock(
   lock: RunLock,
 ): Promise<RunExperimentResult> {
   const inputs = await checkInputs(experiment, options);
+  if (options.trialCache !== undefined)
+    await assertCacheApart(options.trialCache.dir, inputs.outDir, experiment);
   const record = describeRun(experiment, options, inputs);
   const earlier = await takeEarlierRun(experiment, options, inputs, record);
   await lock.acquire();
@@ -505,6 +508,27 @@ async function takeFromCache(
 }
 
 const MAX_IGNORED_SHOWN = 5;
+
+/** The trial cache is neither in a fixture (which must never change) nor in --out, nor holds either. */
+async function assertCacheApart(
+  dir: string,
+  outDir: string,
+  experiment: Experiment,
+): Promise<void> {
+  const problems = await fixtureOverlaps(dir, experiment, "--cache", "keep the trial cache");
+  const [cache, out] = [resolve(dir), resolve(outDir)];
+  if (isPathInside(cache, out) || isPathInside(out, cache))
+    problems.push({
+      path: "--cache",
+      message: `${cache} and --out (${out}) overlap; keep the trial cache apart from the run's evidence`,
+    });
+  if (problems.length > 0)
+    throw new ExperimentInputError(
+      experiment.manifestPath,
+      problems,
+      "cannot use this trial cache",
+    );
+}
 
 /** Keeps the cached variants' trials this run made in the cache; a cache it cannot write only warns. */
 async function keepInCache(
