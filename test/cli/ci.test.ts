@@ -2,6 +2,7 @@
 // the working tree, one paired verdict, the exit code by the verdict; nothing run when nothing
 // changed; the base read with git and gone afterwards. (The example's scripted agents stand in
 // for a team's: a better agent module and a setup with the careful-fixes habits at the head.)
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
@@ -203,8 +204,16 @@ describe("harness ci", () => {
       );
     }
 
+    expect(entries.map((name) => name.slice(0, 5)).sort()).toEqual([
+      "t001-",
+      "t002-",
+      "t003-",
+      "t004-",
+      "t005-",
+    ]);
     // Entries that do not verify are ignored and their trials run: a changed patch, a record
-    // written without the key, an entry moved from another content key.
+    // written without the key, an entry copied under another name (one draw counted twice), a
+    // FIFO where a file should be, a run's own record put in the cache.
     const [changed, forged, ...rest] = entries.sort();
     await writeFile(join(layout, contentKey!, changed!, "patch.diff"), "diff --git a/x b/x\n");
     const forgedMetrics = join(layout, contentKey!, forged!, "metrics.json");
@@ -217,33 +226,66 @@ describe("harness ci", () => {
         seal: { ...record.seal, mac: "0".repeat(64) },
       }),
     );
-    const third = await ci("out-cache-3");
-    expect(third.exitCode, third.stderr).toBe(0);
-    expect(JSON.parse(third.stdout).cachedTrials).toBe(3);
-    expect(third.stderr).toContain(`ignored ${contentKey}/${changed}: its files differ`);
-    expect(third.stderr).toContain(`ignored ${contentKey}/${forged}: its seal does not verify`);
-    expect(third.stderr).toContain("trial cache: kept 2 new trial(s)");
-    const thirdBase = await trialsOf("out-cache-3", "base");
-    expect(thirdBase.filter((m) => m.cachedFrom === undefined)).toHaveLength(2);
-    expect(thirdBase.flatMap((m) => (m.cachedFrom ? [m.cachedFrom.entry] : [])).sort()).toEqual(
-      rest.map((name) => `${contentKey}/${name}`),
-    );
-    // A record of a run put in the cache verifies only for that run.
-    const renamed = join(layout, contentKey!, rest[0]!);
-    await rm(renamed, { recursive: true });
-    await cp(join(base, "out-cache-3", "base", "fix-the-bug", "trial-001"), renamed, {
+    await cp(join(layout, contentKey!, entries[2]!), join(layout, contentKey!, "t001-copied"), {
       recursive: true,
     });
+    await cp(join(layout, contentKey!, entries[2]!), join(layout, contentKey!, "t002-fifo"), {
+      recursive: true,
+    });
+    execFileSync("mkfifo", [join(layout, contentKey!, "t002-fifo", "response.txt.fifo")]);
+    const runRecord = join(layout, contentKey!, rest[1]!);
+    await rm(runRecord, { recursive: true });
+    await cp(join(base, "out-cache-2", "base", "fix-the-bug", "trial-004"), runRecord, {
+      recursive: true,
+    });
+    const third = await ci("out-cache-3");
+    expect(third.exitCode, third.stderr).toBe(0);
+    expect(JSON.parse(third.stdout).cachedTrials).toBe(2);
+    expect(third.stderr).toContain(`ignored ${contentKey}/${changed}: its files differ`);
+    expect(third.stderr).toContain(`ignored ${contentKey}/${forged}: its seal does not verify`);
+    expect(third.stderr).toContain(`ignored ${contentKey}/t001-copied: it is sealed as cache:`);
+    expect(third.stderr).toContain(
+      `ignored ${contentKey}/t002-fifo: it holds response.txt.fifo, which is not a regular file`,
+    );
+    expect(third.stderr).toContain(`ignored ${contentKey}/${rest[1]}: it is sealed as run_`);
+    expect(third.stderr).toContain("trial cache: kept 3 new trial(s)");
+    const thirdBase = await trialsOf("out-cache-3", "base");
+    expect(thirdBase.filter((m) => m.cachedFrom === undefined)).toHaveLength(3);
+    // Each trial took the entry that ran as its own trial number.
+    expect(thirdBase.map((m) => m.cachedFrom?.entry)).toEqual([
+      undefined,
+      undefined,
+      `${contentKey}/${rest[0]}`,
+      undefined,
+      `${contentKey}/${rest[2]}`,
+    ]);
 
     // Another secret: nothing verifies, every trial runs.
     const fourth = await ci("out-cache-4", { ...env, HARNESSLAB_CACHE_KEY: `${secret}-rotated` });
     expect(fourth.exitCode, fourth.stderr).toBe(0);
     expect(JSON.parse(fourth.stdout).cachedTrials).toBe(0);
-    expect(fourth.stderr).toContain(`ignored ${contentKey}/${rest[0]}: it is sealed for run_`);
     expect(fourth.stderr).toContain("its seal does not verify with this cache's key");
 
+    // A new base commit that does not touch the setup is the same base: every trial of it hits.
+    const moved = movedBase(repo);
+    const fifth = await runHarness(
+      ciArgs(moved, "--out", join(base, "out-cache-5"), "--cache", cache, "--json"),
+      repo,
+      env,
+    );
+    expect(fifth.exitCode, fifth.stderr).toBe(0);
+    expect(fifth.stderr).toContain(`harness ci: baseline at ${moved} (${moved.slice(0, 12)})`);
+    expect(JSON.parse(fifth.stdout).cachedTrials).toBe(5);
+
     // The secret is in no file of the runs or of the cache.
-    for (const dir of ["out-cache-1", "out-cache-2", "out-cache-3", "out-cache-4", "trial-cache"])
+    for (const dir of [
+      "out-cache-1",
+      "out-cache-2",
+      "out-cache-3",
+      "out-cache-4",
+      "out-cache-5",
+      "trial-cache",
+    ])
       expect(await filesHolding(join(base, dir), secret)).toEqual([]);
     // A short secret is refused before anything runs.
     const weak = await ci("out-cache-weak", { ...env, HARNESSLAB_CACHE_KEY: "short" });
@@ -327,6 +369,33 @@ describe("harness ci", () => {
     await rm(outside, { recursive: true, force: true });
   });
 });
+
+/** A commit on top of HEAD~1 that adds only a file the setup does not name (the base branch moved on). */
+function movedBase(repo: string): string {
+  const index = join(repo, ".git", "moved-base-index");
+  const env = { ...process.env, GIT_INDEX_FILE: index };
+  const run = (...args: string[]) =>
+    execFileSync("git", ["-C", repo, ...args], { env, encoding: "utf8" }).trim();
+  run("read-tree", "HEAD~1");
+  const blob = execFileSync("git", ["-C", repo, "hash-object", "-w", "--stdin"], {
+    input: "unrelated\n",
+    encoding: "utf8",
+  }).trim();
+  run("update-index", "--add", "--cacheinfo", `100644,${blob},UNRELATED.md`);
+  const tree = run("write-tree");
+  return run(
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@example.com",
+    "commit-tree",
+    tree,
+    "-p",
+    "HEAD~1",
+    "-m",
+    "unrelated",
+  );
+}
 
 /** Every file under `dir` whose bytes hold `needle`. */
 async function filesHolding(dir: string, needle: string): Promise<string[]> {

@@ -1,12 +1,22 @@
 // The trial cache's key and content keys: a secret from the environment gives the same key on
 // every machine; without one a key is kept, owner-only, in the state directory; a content key
 // changes with anything a trial depended on.
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { loadTrialCacheKey, TrialCacheKeyError } from "../../src/compare/index.js";
-import { type TrialContent, trialContentKey } from "../../src/compare/run/trial-cache.js";
+import {
+  loadTrialCacheKey,
+  type TrialCache,
+  TrialCacheKeyError,
+  type TrialMetrics,
+} from "../../src/compare/index.js";
+import {
+  storeCachedTrials,
+  type TrialContent,
+  takeCachedTrials,
+  trialContentKey,
+} from "../../src/compare/run/trial-cache.js";
 
 const dirs: string[] = [];
 const stateDir = async () => {
@@ -52,7 +62,7 @@ describe("loadTrialCacheKey", () => {
 describe("trialContentKey", () => {
   const content: TrialContent = {
     harnesslabVersion: "0.1.0",
-    harnessHash: `sha256:${"1".repeat(64)}`,
+    setupHash: `sha256:${"1".repeat(64)}`,
     revisionId: "hr_1",
     agentHash: null,
     runtime: { host: "scripted", timeoutMs: 1000, network: "deny", validationCommands: [] },
@@ -77,7 +87,7 @@ describe("trialContentKey", () => {
     const base = trialContentKey(content);
     const changes: Partial<TrialContent>[] = [
       { harnesslabVersion: "0.1.1" },
-      { harnessHash: `sha256:${"5".repeat(64)}` },
+      { setupHash: `sha256:${"5".repeat(64)}` },
       { revisionId: "hr_2" },
       { agentHash: `sha256:${"6".repeat(64)}` },
       { runtime: { ...content.runtime, timeoutMs: 2000 } },
@@ -97,5 +107,112 @@ describe("trialContentKey", () => {
     const keys = changes.map((change) => trialContentKey({ ...content, ...change }));
     for (const key of keys) expect(key).not.toBe(base);
     expect(new Set(keys).size).toBe(keys.length);
+  });
+});
+
+describe("storeCachedTrials and takeCachedTrials", () => {
+  const metricsOf = (trial: number): TrialMetrics => ({
+    schemaVersion: "harnesslab.trial-metrics.v1",
+    task: "t",
+    variant: "base",
+    trial,
+    seq: trial,
+    outcome: "passed",
+    infraReason: null,
+    explanation: "",
+    receiptStatus: "completed",
+    score: 100,
+    gradePassed: true,
+    graders: [],
+    changedFiles: [],
+    patchBytes: 0,
+    patchRedacted: false,
+    durationMs: 1,
+    agentWallTimeMs: null,
+    tokens: null,
+    costUsd: null,
+    credits: null,
+    turns: null,
+    costEquivalentTokens: null,
+    toolUse: null,
+    toolCalls: null,
+    permissionDenials: 0,
+    retriedAttempts: [],
+  });
+  const contentKey = "a".repeat(64);
+  const contentKeys = new Map([["base\0t", contentKey]]);
+  const experiment = { layout: "v2" as const };
+
+  /** A finished run's folder with trial 1 of `base` on `t`, and a cache beside it. */
+  async function setUp(): Promise<{ outDir: string; cache: TrialCache; root: string }> {
+    const root = dirname(await stateDir());
+    const outDir = join(root, "out");
+    await mkdir(join(outDir, "base", "t", "trial-001"), { recursive: true });
+    await writeFile(join(outDir, "base", "t", "trial-001", "patch.diff"), "");
+    await writeFile(join(outDir, "base", "t", "trial-001", ".workspace-in-use.json"), "{}");
+    const cache = { dir: join(root, "cache"), variants: ["base"], key: Buffer.alloc(32, 7) };
+    return { outDir, cache, root };
+  }
+  const take = (cache: TrialCache, outDir: string, runId: string) =>
+    takeCachedTrials({
+      cache,
+      experiment,
+      pending: [{ seq: 1, task: "t", variant: "base", trialIndex: 1 }],
+      contentKeys,
+      used: new Set(),
+      runId,
+      outDir: join(outDir, "..", `taken-${runId}`),
+      seal: async (dir, m) => {
+        await writeFile(join(dir, "metrics.json"), JSON.stringify(m));
+        return m;
+      },
+    });
+
+  it("keeps a trial and gives it to another run, but not back to the run that kept it", async () => {
+    const { outDir, cache } = await setUp();
+    const stored = await storeCachedTrials({
+      cache,
+      experiment,
+      metrics: [metricsOf(1)],
+      contentKeys,
+      contents: new Map(),
+      runId: "run_a",
+      outDir,
+    });
+    expect(stored).toEqual({ stored: 1, failures: [] });
+    const own = await take(cache, outDir, "run_a");
+    expect(own.taken.size).toBe(0);
+    const other = await take(cache, outDir, "run_b");
+    expect(other.ignored).toEqual([]);
+    expect(other.taken.get(1)?.cachedFrom).toEqual({
+      entry: `${contentKey}/t001-run_a-base-t`,
+      contentKey: `sha256:${contentKey}`,
+    });
+    // A note of a workspace the seal does not cover does not travel with the trial.
+    const taken = join(outDir, "..", "taken-run_b", "base", "t", "trial-001");
+    expect((await readdir(taken)).sort()).toEqual(["metrics.json", "patch.diff"]);
+  });
+
+  it("neither writes nor reads through a link in the cache's own folders", async () => {
+    const { outDir, cache, root } = await setUp();
+    const elsewhere = join(root, "elsewhere");
+    await mkdir(elsewhere);
+    await mkdir(cache.dir);
+    await symlink(elsewhere, join(cache.dir, "harnesslab-trials-v1"));
+    const stored = await storeCachedTrials({
+      cache,
+      experiment,
+      metrics: [metricsOf(1)],
+      contentKeys,
+      contents: new Map(),
+      runId: "run_a",
+      outDir,
+    });
+    expect(stored.stored).toBe(0);
+    expect(stored.failures[0]).toContain("harnesslab-trials-v1 is not a folder (a link or a file)");
+    expect(await readdir(elsewhere)).toEqual([]);
+    const taken = await take(cache, outDir, "run_b");
+    expect(taken.taken.size).toBe(0);
+    expect(taken.ignored[0]?.reason).toContain("is not a folder (a link or a file)");
   });
 });

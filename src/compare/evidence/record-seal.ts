@@ -72,7 +72,7 @@ export async function loadRunKey(
 }
 
 /** Files of a trial folder that are not part of its record (written later, or by the lock-holder). */
-function outsideRecord(name: string): boolean {
+export function outsideRecord(name: string): boolean {
   return (
     name === "metrics.json" ||
     name === WORKSPACE_MARKER ||

@@ -32,6 +32,12 @@ async function realPathOf(path: string): Promise<string> {
   }
 }
 
+/** Whether two directories are one inside the other (or the same), through their links. */
+export async function foldersOverlap(a: string, b: string): Promise<boolean> {
+  const [realA, realB] = await Promise.all([realPathOf(a), realPathOf(b)]);
+  return isPathInside(realA, realB) || isPathInside(realB, realA);
+}
+
 /** Kernel pseudo-filesystems: files there are views of the kernel, not results. */
 const PSEUDO_ROOTS = ["/proc", "/sys", "/dev"];
 /** statfs types of pseudo-filesystems (proc, sysfs, devpts, cgroup, cgroup2, debugfs, tracefs, securityfs). */

@@ -45,6 +45,8 @@ interface CompiledHarnessFiles {
   componentSources: Map<string, string>;
   /** `sha256:` over the files' relative names and bytes: pins the exact harness text. */
   harnessHash: string;
+  /** `sha256:` over the files' bytes and the components' sources, not where they lie. */
+  setupHash: string;
 }
 
 export type CompileFilesResult =
@@ -99,10 +101,12 @@ export async function compileHarnessFiles(
     c.source === undefined ? [] : [{ component: c.id, files: c.source.files }],
   );
   const harnessHash = `sha256:${sha256Hex(canonicalJson(sourceHashes.length === 0 ? texts : { files: texts, sources: sourceHashes }))}`;
+  const setupHash = `sha256:${sha256Hex(canonicalJson({ files: texts.map((t) => t.sha256), sources: sourceHashes }))}`;
   return {
     ok: true,
     bundle: compiled.bundle,
     harnessHash,
+    setupHash,
     sourcePaths: [...sourcePaths].sort(),
     componentSources,
   };
@@ -111,8 +115,11 @@ export async function compileHarnessFiles(
 export interface AssembledVariant {
   variantId: string;
   revision: HarnessRevision;
-  /** The hash of the `.harness` files it was compiled from and of its components' sources. */
-  harnessHash: string;
+  /**
+   * The content of the `.harness` files it was compiled from and of its components' sources,
+   * wherever they lie (the same setup read from another folder hashes the same).
+   */
+  setupHash: string;
   report: ResolutionReport;
   preamble: string;
   /** Components whose realization degraded (the report says why). */
@@ -345,7 +352,7 @@ export async function assembleExperiment(
     variants.set(variant.id, {
       variantId: variant.id,
       revision,
-      harnessHash: compiled.harnessHash,
+      setupHash: compiled.setupHash,
       report,
       preamble: buildRunPreamble(revision, compiled.bundle),
       degraded: revision.realization

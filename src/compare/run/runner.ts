@@ -31,7 +31,7 @@ import {
 } from "../../exec/index.js";
 import { canonicalJson, sha256Hex } from "../../ir/index.js";
 import type { CommandSandbox } from "../../sandbox/index.js";
-import { isPathInside, runPool, writeFileAtomic } from "../../shared/index.js";
+import { runPool, writeFileAtomic } from "../../shared/index.js";
 import type { StoppingDecision } from "../../stats/index.js";
 import { isDiskFull, snapshotTree, type TreeSnapshot } from "../../workspace/index.js";
 import { ExperimentInputError } from "../errors.js";
@@ -49,7 +49,7 @@ import {
   writeVerdictFiles,
 } from "../evidence/verdict.js";
 import { type Experiment, runtimeOf, type TrialJob } from "../experiment.js";
-import { fixtureOverlaps } from "../manifest/out-dir.js";
+import { fixtureOverlaps, foldersOverlap } from "../manifest/out-dir.js";
 import { runTrial } from "../trial/trial.js";
 import { stoppedEarlyReason } from "../trial/trial-record.js";
 import { shareBaselines } from "./baselines.js";
@@ -72,6 +72,7 @@ import {
 import { describeRunInputs, graderSettings } from "./run-inputs.js";
 import { createRunLock, type RunLock } from "./run-lock.js";
 import {
+  agentContentHash,
   storeCachedTrials,
   type TrialCache,
   type TrialContent,
@@ -434,7 +435,9 @@ async function takeEarlierRun(
     : undefined;
   const runKey = resumed?.runKey ?? (await newRunKey(inputs.stateDir, experiment.manifestPath));
   record.runManifest.evidence.runId = runKey.runId;
-  return { reusable, resumed: reusable.size, rejected: resumed?.rejected ?? [], runKey };
+  // A resumed trial that came from the trial cache is counted with the cache's.
+  const fromRun = [...reusable.values()].filter((m) => m.cachedFrom === undefined).length;
+  return { reusable, resumed: fromRun, rejected: resumed?.rejected ?? [], runKey };
 }
 
 /** The trial cache as this run uses it: the content key of each cached variant's trial on each task. */
@@ -463,14 +466,17 @@ async function takeFromCache(
   for (const variantId of cache.variants) {
     const assembled = prepared.variants.get(variantId);
     if (assembled === undefined) continue;
+    const agentHash = await agentContentHash(
+      experiment.variants.find((v) => v.id === variantId)?.agent,
+    );
     for (const task of experiment.tasks) {
       const taskInputs = record.runManifest.evidence.inputs?.tasks[task.id];
       if (taskInputs === undefined) continue;
       const content: TrialContent = {
         harnesslabVersion: packageVersion,
-        harnessHash: assembled.harnessHash,
+        setupHash: assembled.setupHash,
         revisionId: assembled.revision.revisionId,
-        agentHash: inputs.agentHashes[variantId] ?? null,
+        agentHash,
         runtime: runtimeOf(experiment, variantId),
         task: taskInputs,
         containment: prepared.containment.record.kind,
@@ -491,6 +497,7 @@ async function takeFromCache(
     pending: inputs.jobs.filter((job) => !earlier.reusable.has(job.seq)),
     contentKeys,
     used,
+    runId: earlier.runKey.runId,
     outDir: inputs.outDir,
     seal: (artifactDir, metrics) => sealTrial(artifactDir, metrics, earlier.runKey),
   });
@@ -517,7 +524,7 @@ async function assertCacheApart(
 ): Promise<void> {
   const problems = await fixtureOverlaps(dir, experiment, "--cache", "keep the trial cache");
   const [cache, out] = [resolve(dir), resolve(outDir)];
-  if (isPathInside(cache, out) || isPathInside(out, cache))
+  if (await foldersOverlap(cache, out))
     problems.push({
       path: "--cache",
       message: `${cache} and --out (${out}) overlap; keep the trial cache apart from the run's evidence`,

@@ -2,17 +2,19 @@
 // between runs (a pull request's base) kept by everything they depended on, so that the next run
 // of that setup on that task takes them instead of paying for them again. An entry is a trial's
 // whole folder with a seal made with the cache's key (a secret kept outside the cache, the same
-// on every CI machine); an entry whose seal does not verify, or that lies under another content
-// key, is ignored and its trial runs. A trial taken from the cache is copied into --out, says so
-// in its metrics (`cachedFrom`) and is sealed with the run's own key like any other record.
+// on every CI machine) over its files, its metrics and its own name, which says its content key
+// and trial number: an entry that does not verify (changed, planted, copied under another name,
+// moved under another content key) is ignored and its trial runs. A trial taken from the cache is
+// copied into --out, says so in its metrics (`cachedFrom`) and is sealed with the run's own key
+// like any other record.
 import { createHash, randomBytes } from "node:crypto";
-import { cp, lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { cp, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { type RunInputs, type TrialMetrics, trialMetricsSchema } from "../../artifacts/index.js";
 import { canonicalJson, sha256Hex } from "../../ir/index.js";
-import { readRegularFile, readValidJsonFile } from "../../shared/index.js";
-import { type RunKey, sealRecord, verifyRecord } from "../evidence/record-seal.js";
-import type { Experiment, RuntimeSpec, TrialJob } from "../experiment.js";
+import { readRegularFile } from "../../shared/index.js";
+import { outsideRecord, type RunKey, sealRecord, verifyRecord } from "../evidence/record-seal.js";
+import type { AgentSpec, Experiment, RuntimeSpec, TrialJob } from "../experiment.js";
 import { trialArtifactDir } from "./plan.js";
 
 /** The variable holding the cache's secret (CI keeps it among its secrets). */
@@ -74,10 +76,10 @@ export async function loadTrialCacheKey(
 /** What a variant's trial on a task depended on: trials with the same content key are draws of the same thing. */
 export interface TrialContent {
   harnesslabVersion: string;
-  /** The variant's `.harness` files and component sources, and the revision they resolve to. */
-  harnessHash: string;
+  /** The variant's `.harness` files and component sources (wherever they lie), and the revision they resolve to. */
+  setupHash: string;
   revisionId: string;
-  /** The scripted agent module or oracle patch (null for a real host). */
+  /** The scripted agent's module folder or the oracle patch (null for a real host). */
   agentHash: string | null;
   runtime: RuntimeSpec;
   /** The task as the run recorded it: fixture, prompt, forge seed, expected files, graders. */
@@ -87,15 +89,55 @@ export interface TrialContent {
   forge: unknown;
 }
 
+/**
+ * What a variant's agent is made of: for a scripted module, every file of its folder (a module
+ * imports its neighbours; `node_modules` and hidden folders aside), for an oracle its patch;
+ * null for a real host.
+ */
+export async function agentContentHash(agent: AgentSpec | undefined): Promise<string | null> {
+  const digest = async (path: string) =>
+    createHash("sha256")
+      .update(await readFile(path))
+      .digest("hex");
+  if (agent?.kind === "oracle") return `sha256:${await digest(agent.patchFile)}`;
+  if (agent?.kind !== "module") return agent === undefined ? null : agent.kind;
+  const folder = dirname(agent.modulePath);
+  const files: Array<[string, string]> = [];
+  const walk = async (relative: string): Promise<void> => {
+    const entries = await readdir(join(folder, relative), { withFileTypes: true });
+    for (const entry of entries) {
+      if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+      const path = relative === "" ? entry.name : `${relative}/${entry.name}`;
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) files.push([path, await digest(join(folder, path))]);
+    }
+  };
+  await walk("");
+  files.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `sha256:${sha256Hex(canonicalJson({ module: basename(agent.modulePath), files }))}`;
+}
+
 /** The content key of a trial (hex sha256 of what it depended on). */
 export function trialContentKey(content: TrialContent): string {
   return sha256Hex(canonicalJson({ cache: LAYOUT, ...content }));
 }
 
-/** The record key an entry under `contentKey` is sealed with: an entry moved under another key does not verify. */
-function entryKey(cache: TrialCache, contentKey: string): RunKey {
-  return { runId: `cache:${contentKey}`, key: cache.key, path: cache.dir };
+/**
+ * The record key an entry is sealed with: it names the entry, so an entry moved under another
+ * content key or copied under another name does not verify.
+ */
+function entryKey(cache: TrialCache, contentKey: string, name: string): RunKey {
+  return { runId: `cache:${contentKey}/${name}`, key: cache.key, path: cache.dir };
 }
+
+/** An entry's name: the trial number it ran as first (a scripted agent may depend on it), then where it came from. */
+function entryName(trial: number, runId: string, variant: string, task: string): string {
+  return `t${String(trial).padStart(3, "0")}-${runId}-${variant}-${task}`
+    .replace(/[^A-Za-z0-9._-]/g, "_")
+    .slice(0, 200);
+}
+
+const trialPrefix = (trial: number) => `t${String(trial).padStart(3, "0")}-`;
 
 /** An entry the cache held but the run did not take. */
 interface IgnoredEntry {
@@ -111,10 +153,32 @@ export interface CacheTake {
 
 const keyDir = (cache: TrialCache, contentKey: string) => join(cache.dir, LAYOUT, contentKey);
 
-/** The entries under a content key, oldest name first; temporary folders of a writer are not entries. */
+/**
+ * Why the cache's own folders for `contentKey` cannot be used (a link there would take reads
+ * and writes elsewhere), or null; folders that do not exist yet are fine.
+ */
+async function foldersProblem(cache: TrialCache, contentKey: string): Promise<string | null> {
+  for (const dir of [cache.dir, join(cache.dir, LAYOUT), keyDir(cache, contentKey)]) {
+    const stats = await lstat(dir).catch(() => undefined);
+    if (stats === undefined) return null;
+    if (!stats.isDirectory()) return `${dir} is not a folder (a link or a file)`;
+  }
+  return null;
+}
+
+/** The entries under a content key, by name; temporary folders of a writer are not entries. */
 async function entriesOf(cache: TrialCache, contentKey: string): Promise<string[]> {
   const names = await readdir(keyDir(cache, contentKey)).catch(() => [] as string[]);
-  return names.filter((name) => !name.startsWith(".") && name !== "about.json").sort();
+  return names.filter((name) => /^t\d{3,}-/.test(name)).sort();
+}
+
+/** The first thing in an entry that is not a folder or a regular file (a link, a FIFO), or null. */
+async function notPlainFiles(dir: string): Promise<string | null> {
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() && !entry.isDirectory())
+      return join(entry.parentPath, entry.name).slice(dir.length + 1);
+  }
+  return null;
 }
 
 /**
@@ -130,12 +194,15 @@ export async function takeCachedTrials(args: {
   /** Content key per `variant\0task`. */
   contentKeys: ReadonlyMap<string, string>;
   used: ReadonlySet<string>;
+  /** This run's id: the entries it kept itself are not taken again. */
+  runId: string;
   outDir: string;
   seal: (artifactDir: string, metrics: TrialMetrics) => Promise<TrialMetrics>;
 }): Promise<CacheTake> {
   const { cache, experiment, outDir } = args;
   const taken = new Map<number, TrialMetrics>();
   const ignored: IgnoredEntry[] = [];
+  const refused = new Set<string>();
   const used = new Set(args.used);
   const groups = new Map<string, TrialJob[]>();
   for (const job of args.pending) {
@@ -146,19 +213,29 @@ export async function takeCachedTrials(args: {
   for (const [group, jobs] of groups) {
     const contentKey = args.contentKeys.get(group);
     if (contentKey === undefined) continue;
+    const folders = await foldersProblem(cache, contentKey);
+    if (folders !== null) {
+      if (!refused.has(folders)) ignored.push({ entry: contentKey, reason: folders });
+      refused.add(folders);
+      continue;
+    }
+    // Entries this run kept (an interrupted run resumed) are its own trials, not other draws.
     const entries = (await entriesOf(cache, contentKey)).filter(
-      (name) => !used.has(`${contentKey}/${name}`),
+      (name) => !used.has(`${contentKey}/${name}`) && !name.includes(args.runId),
     );
     for (const job of jobs.sort((a, b) => a.trialIndex - b.trialIndex)) {
       const artifactDir = join(
         outDir,
         trialArtifactDir(experiment, job.variant, job.task, job.trialIndex),
       );
-      for (let name = entries.shift(); name !== undefined; name = entries.shift()) {
+      // A trial takes only entries that ran as the same trial number: a scripted agent sees it.
+      for (const name of entries.filter((n) => n.startsWith(trialPrefix(job.trialIndex)))) {
         const entry = `${contentKey}/${name}`;
         if (used.has(entry)) continue;
         used.add(entry);
-        const problem = await copyEntry(cache, contentKey, name, artifactDir);
+        const problem = await copyEntry(cache, contentKey, name, artifactDir).catch(
+          (error: unknown) => `it cannot be copied: ${(error as Error).message}`,
+        );
         if (typeof problem === "string") {
           ignored.push({ entry, reason: problem });
           await rm(artifactDir, { recursive: true, force: true });
@@ -181,6 +258,9 @@ export async function takeCachedTrials(args: {
   return { taken, ignored };
 }
 
+/** The most bytes an entry's metrics.json may have. */
+const MAX_METRICS_BYTES = 4 * 1024 * 1024;
+
 /** Copies an entry to `artifactDir` and checks the copy: its metrics, or why it cannot be used. */
 async function copyEntry(
   cache: TrialCache,
@@ -191,21 +271,42 @@ async function copyEntry(
   const source = join(keyDir(cache, contentKey), name);
   const stats = await lstat(source).catch(() => undefined);
   if (!stats?.isDirectory()) return "it is not a folder";
+  const odd = await notPlainFiles(source);
+  if (odd !== null) return `it holds ${odd}, which is not a regular file`;
   await rm(artifactDir, { recursive: true, force: true });
   await mkdir(dirname(artifactDir), { recursive: true });
-  // Links are copied as links: the seal lists them as what they are, and they do not verify.
   await cp(source, artifactDir, { recursive: true, verbatimSymlinks: true });
-  const metrics = await readValidJsonFile(join(artifactDir, "metrics.json"), trialMetricsSchema);
-  if (metrics === undefined) return "its metrics.json is missing or not a trial's metrics";
-  const check = await verifyRecord(artifactDir, metrics, entryKey(cache, contentKey));
+  // Files a record's seal does not cover (a regrade's, a workspace note) are not the trial's.
+  await dropOutsideRecord(artifactDir);
+  const read = await readRegularFile(join(artifactDir, "metrics.json"), MAX_METRICS_BYTES);
+  const parsed = read.ok ? parseMetrics(read.value.toString("utf8")) : undefined;
+  if (parsed === undefined) return "its metrics.json is missing or not a trial's metrics";
+  const metrics = parsed;
+  const check = await verifyRecord(artifactDir, metrics, entryKey(cache, contentKey, name));
   if (!check.ok)
     return check.reason.startsWith("it is sealed for another run")
-      ? `it is sealed for ${metrics.seal?.runId}, not for this content key (moved from another setup, task or run)`
+      ? `it is sealed as ${metrics.seal?.runId}, not as this entry (copied or moved from another entry, setup or run)`
       : check.reason.includes("metrics.json was not written by this run")
         ? "its seal does not verify with this cache's key (written with another key, or changed)"
         : check.reason;
   if (metrics.outcome === "infrastructure_error") return "it records an infrastructure error";
   return metrics;
+}
+
+function parseMetrics(text: string): TrialMetrics | undefined {
+  try {
+    const parsed = trialMetricsSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes the top-level files of a trial folder that are not part of its record (metrics.json stays). */
+async function dropOutsideRecord(dir: string): Promise<void> {
+  for (const name of await readdir(dir))
+    if (name !== "metrics.json" && outsideRecord(name))
+      await rm(join(dir, name), { recursive: true, force: true });
 }
 
 /**
@@ -232,9 +333,12 @@ export async function storeCachedTrials(args: {
     if (m.outcome === "infrastructure_error") continue;
     const contentKey = args.contentKeys.get(`${m.variant}\0${m.task}`);
     if (contentKey === undefined) continue;
-    const name = `${args.runId}-${m.variant}-${m.task}-${String(m.trial).padStart(3, "0")}`
-      .replace(/[^A-Za-z0-9._-]/g, "_")
-      .slice(0, 200);
+    const folders = await foldersProblem(cache, contentKey);
+    if (folders !== null) {
+      failures.push(`${m.variant}/${m.task} trial ${m.trial}: ${folders}`);
+      continue;
+    }
+    const name = entryName(m.trial, args.runId, m.variant, m.task);
     const dir = keyDir(cache, contentKey);
     const entry = join(dir, name);
     if (
@@ -257,10 +361,11 @@ export async function storeCachedTrials(args: {
         },
       );
       await rm(join(staging, "metrics.json"), { force: true });
+      await dropOutsideRecord(staging);
       const { seal: _run, ...record } = m;
       const sealed = {
         ...record,
-        seal: await sealRecord(staging, record, entryKey(cache, contentKey)),
+        seal: await sealRecord(staging, record, entryKey(cache, contentKey, name)),
       };
       await writeFile(join(staging, "metrics.json"), `${JSON.stringify(sealed, null, 2)}\n`);
       await rename(staging, entry);
