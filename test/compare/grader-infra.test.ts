@@ -17,6 +17,7 @@ const command: PreparedGrader = {
   kind: "command",
   grader: { id: "check", grade: async () => ({}) as Grade } as unknown as PreparedGrader["grader"],
   contractHash: null,
+  usesCopy: true,
 };
 
 function spawnFailure(program: string): Grade {

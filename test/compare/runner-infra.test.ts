@@ -210,6 +210,7 @@ describe("a grader that breaks", () => {
           id: "contract",
           kind: "readme-package-v1",
           contractHash: null,
+          usesCopy: true,
           grader: {
             id: "contract",
             grade: async (context) => {

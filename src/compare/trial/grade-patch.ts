@@ -74,17 +74,25 @@ export interface GradePatchResult {
 
 /**
  * Grades one trial's patch on fresh, verified copies of the fixture; removes each copy after.
- * Every grader gets a copy of its own: a grader that runs the trial's code (`npm test` imports
- * it) runs it with the copy writable, and that code could otherwise rewrite what the next
- * grader reads (its script, the tests) and pass a change that fixes nothing.
+ * Every grader that reads the copy gets one of its own: a grader that runs the trial's code
+ * (`npm test` imports it) runs it with the copy writable, and that code could otherwise rewrite
+ * what the next grader reads (its script, the tests) and pass a change that fixes nothing. The
+ * graders that read no file (scope, forge state, read facts) go first, on the first copy, which
+ * they leave as it was for the first grader that reads it. Grades come back in the task's order.
  */
 export async function gradePatch(input: GradePatchInput): Promise<GradePatchResult> {
   const copies: TrialWorkspace[] = [];
   let running: string | undefined;
-  const grades: Grade[] = [];
+  /** The harness's own integrity checks, before every grader's. */
+  const integrity: Grade[] = [];
+  const graded: Array<{ index: number; grade: Grade }> = [];
   const result = (fields: Partial<GradePatchResult>): GradePatchResult => {
     const scrubbers = copies.map((copy) => copy.scrubPaths);
     const scrub = (text: string) => scrubbers.reduce((out, scrubPaths) => scrubPaths(out), text);
+    const grades = [
+      ...integrity,
+      ...graded.sort((a, b) => a.index - b.index).map((entry) => entry.grade),
+    ];
     return { grades, scrubPaths: scrub, ...fields };
   };
   /** A fresh copy of the fixture with the patch applied, or why there is none. */
@@ -119,7 +127,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     // A patch captured from this very fixture always applies; one that does not was made
     // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
     if (input.expectedTree !== undefined && copies.length === 1) {
-      grades.push(
+      integrity.push(
         integrityGrade(
           "patch-applies",
           `the trial's patch does not apply to a fresh copy of the fixture: ${applied.message}`,
@@ -141,7 +149,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       const reproduced = await snapshotTree(first.root, { mode: "trial" });
       const differing = treeDifferences(input.expectedTree, reproduced);
       if (differing.length > 0) {
-        grades.push(
+        integrity.push(
           integrityGrade(
             "patch-reproduces",
             `the trial's change cannot be expressed as a patch: ${differing.slice(0, 10).join(", ")}${differing.length > 10 ? `, … (${differing.length} paths)` : ""} differ between the trial and the fixture with its patch applied`,
@@ -151,23 +159,30 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         return result({});
       }
     }
-    for (const [index, prepared] of input.graders.entries()) {
+    const indexed = [...input.graders.entries()];
+    const order = [
+      ...indexed.filter(([, g]) => !g.usesCopy),
+      ...indexed.filter(([, g]) => g.usesCopy),
+    ];
+    let firstCopyUsed = false;
+    for (const [index, prepared] of order) {
       running = prepared.id;
       let copy = first;
-      if (index > 0) {
+      if (prepared.usesCopy && firstCopyUsed) {
         // The previous grader's copy is done with: only one copy is on disk at a time.
         await copies.at(-1)?.cleanup();
         const fresh = await patchedCopy();
         if (!isWorkspace(fresh)) return fresh;
         copy = fresh;
       }
-      const graded = await gradeWithinBudget(prepared, copy, input);
-      if ("overBudget" in graded) {
-        grades.push(graded.overBudget);
+      if (prepared.usesCopy) firstCopyUsed = true;
+      const outcome = await gradeWithinBudget(prepared, copy, input);
+      if ("overBudget" in outcome) {
+        graded.push({ index, grade: outcome.overBudget });
         return result({});
       }
-      const grade = graded.grade;
-      grades.push(grade);
+      const grade = outcome.grade;
+      graded.push({ index, grade });
       const problem = gradeInfrastructureProblem(prepared, grade);
       if (problem !== null)
         return result({

@@ -24,7 +24,16 @@ export interface PreparedGrader {
   grader: Grader;
   /** `sha256:` of the canonical contract, for graders that have one. */
   contractHash: string | null;
+  /**
+   * Whether it reads the patched copy or runs code in it (tests, commands, a README's
+   * examples). One that does not (scope, forge state, read facts) grades the change list, the
+   * answer or the forge's state, and needs no copy of its own.
+   */
+  usesCopy: boolean;
 }
+
+/** The kinds that grade without reading the trial's files. */
+const COPYLESS_KINDS = new Set(["scope", "forge-state", "read-facts"]);
 
 /** A grader of `spec`, with the hash of its contract (the value it grades against) when it has one. */
 function preparedGrader(
@@ -36,6 +45,7 @@ function preparedGrader(
     id: spec.id,
     kind: spec.kind,
     grader,
+    usesCopy: !COPYLESS_KINDS.has(spec.kind),
     contractHash: contract === null ? null : `sha256:${sha256Hex(canonicalJson(contract))}`,
   };
 }
