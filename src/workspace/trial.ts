@@ -5,6 +5,7 @@ import { checkCopy, copyFixture, sameFiles } from "./copy.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { assertBaselineIntact, materializeBaseline } from "./shared-baseline.js";
+import { type KnownTree, rememberTree, snapshotTree } from "./snapshot.js";
 import { createTempDir, removeTree, TRIAL_TEMP_PREFIX } from "./temp.js";
 import type {
   CreateTrialWorkspaceOptions,
@@ -101,11 +102,19 @@ export async function createTrialWorkspace(
         );
     const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
     let removed: Promise<void> | undefined;
+    // The content the copy was verified to hold: the shared baseline's fixture, or the one
+    // `privateRepository` checked it against.
+    const verified = shared?.fixture ?? options.expectedFixture;
+    let known: KnownTree | undefined;
     return {
       root,
       realRoot,
       scratchDir,
       baselineCommit: baseline.commit,
+      remember: async () => {
+        if (verified !== undefined) known = await rememberTree(root, verified, scratchDir);
+      },
+      snapshot: () => snapshotTree(root, { mode: "trial", ...(known ? { known } : {}) }),
       // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.
       capturePatch: async () => {
         const patch = await capturePatch(root, { tempDir, baseline });

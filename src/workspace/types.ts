@@ -159,6 +159,16 @@ export interface TrialWorkspace {
    * command it started are done.
    */
   capturePatch(): Promise<CapturedPatch>;
+  /**
+   * Records the copy's files as the verified fixture (their stat data), so that `snapshot` reads
+   * again only what changed after. Call it before anything else writes to the copy.
+   */
+  remember(): Promise<void>;
+  /**
+   * The copy as it is now (a `trial` snapshot): files whose stat data are still those
+   * `remember` recorded keep the fixture's hashes; every other file is read.
+   */
+  snapshot(): Promise<TreeSnapshot>;
   /** Replaces the root (either spelling) with `<trial-root>` and the temp area with `<trial-temp>`. */
   scrubPaths(text: string): string;
   /** Removes every file of the trial. Safe to call more than once. */

@@ -13,7 +13,6 @@ import {
   isDiskFull,
   isWorkspaceError,
   type SharedBaseline,
-  snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
   treeDifferences,
@@ -62,7 +61,12 @@ export interface GradePatchInput {
   signal?: AbortSignal;
   /** The most bytes a grading copy may take on disk while its grader runs (none: no limit). */
   diskBudgetBytes?: number;
+  /** Told how long each step took (`npm run bench -- repo-scale` prints where the time goes). */
+  onStep?: (step: GradingStep, ms: number) => void;
 }
+
+/** The steps of grading a patch, as `onStep` names them. */
+export type GradingStep = "copy" | "apply" | "reproduce" | "grade" | "cleanup";
 
 export interface GradePatchResult {
   grades: Grade[];
@@ -96,15 +100,27 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     return { grades, scrubPaths: scrub, ...fields };
   };
   /** A fresh copy of the fixture with the patch applied, or why there is none. */
-  const patchedCopy = async (): Promise<TrialWorkspace | GradePatchResult> => {
+  const timed = async <T>(step: GradingStep, work: () => Promise<T>): Promise<T> => {
+    if (input.onStep === undefined) return work();
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      input.onStep(step, performance.now() - started);
+    }
+  };
+  /** `remember`: the copy's files are recorded before the patch, so that its snapshot reads only what the patch changed. */
+  const patchedCopy = async (remember = false): Promise<TrialWorkspace | GradePatchResult> => {
     let workspace: TrialWorkspace;
     try {
-      workspace = await createTrialWorkspace(input.task.fixtureDir, {
-        ...(input.tempParent ? { tempParent: input.tempParent } : {}),
-        beforeCreate: input.beforeCreate,
-        expectedFixture: input.fixtureSnapshot,
-        ...(input.baseline ? { baseline: input.baseline } : {}),
-      });
+      workspace = await timed("copy", () =>
+        createTrialWorkspace(input.task.fixtureDir, {
+          ...(input.tempParent ? { tempParent: input.tempParent } : {}),
+          beforeCreate: input.beforeCreate,
+          expectedFixture: input.fixtureSnapshot,
+          ...(input.baseline ? { baseline: input.baseline } : {}),
+        }),
+      );
     } catch (error) {
       const changed = isWorkspaceError(error) && error.code === "fixture-changed";
       return result({
@@ -119,10 +135,11 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       });
     }
     copies.push(workspace);
+    if (remember) await timed("reproduce", () => workspace.remember());
     if (input.patch.length === 0) return workspace;
-    const applied = await applyPatch(workspace.root, input.patch, {
-      tempDir: workspace.scratchDir,
-    });
+    const applied = await timed("apply", () =>
+      applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),
+    );
     if (applied.ok) return workspace;
     // A patch captured from this very fixture always applies; one that does not was made
     // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
@@ -143,10 +160,10 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     });
   };
   try {
-    const first = await patchedCopy();
+    const first = await patchedCopy(input.expectedTree !== undefined);
     if (!isWorkspace(first)) return first;
     if (input.expectedTree !== undefined) {
-      const reproduced = await snapshotTree(first.root, { mode: "trial" });
+      const reproduced = await timed("reproduce", () => first.snapshot());
       const differing = treeDifferences(input.expectedTree, reproduced);
       if (differing.length > 0) {
         integrity.push(
@@ -170,13 +187,13 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       let copy = first;
       if (prepared.usesCopy && firstCopyUsed) {
         // The previous grader's copy is done with: only one copy is on disk at a time.
-        await copies.at(-1)?.cleanup();
+        await timed("cleanup", async () => copies.at(-1)?.cleanup());
         const fresh = await patchedCopy();
         if (!isWorkspace(fresh)) return fresh;
         copy = fresh;
       }
       if (prepared.usesCopy) firstCopyUsed = true;
-      const outcome = await gradeWithinBudget(prepared, copy, input);
+      const outcome = await timed("grade", () => gradeWithinBudget(prepared, copy, input));
       if ("overBudget" in outcome) {
         graded.push({ index, grade: outcome.overBudget });
         return result({});
@@ -203,7 +220,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       },
     });
   } finally {
-    await Promise.all(copies.map((copy) => copy.cleanup().catch(() => {})));
+    await timed("cleanup", () => Promise.all(copies.map((copy) => copy.cleanup().catch(() => {}))));
   }
 }
 

@@ -37,7 +37,6 @@ import {
   isDiskFull,
   isWorkspaceError,
   type SharedBaseline,
-  snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
   unpatchableEntries,
@@ -396,6 +395,8 @@ async function prepareWorkspace(
       ...(context.baseline ? { baseline: context.baseline } : {}),
     });
     state.workspaceScrubs.push(held.workspace.scrubPaths);
+    // Before the agent: its snapshot then reads only the files it changed.
+    await held.workspace.remember();
   } catch (error) {
     state.evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
@@ -648,7 +649,7 @@ async function captureChange(
     if (gradable(state, held)) state.evidence.grades = [grade];
   };
   try {
-    const after = await snapshotTree(workspace.root, { mode: "trial" });
+    const after = await workspace.snapshot();
     state.afterTree = after;
     const size = after.files.reduce((sum, entry) => sum + entry.bytes, 0);
     if (size > context.experiment.diskBudgetBytes) {
