@@ -98,13 +98,12 @@ async function oneTrial(
   };
   const workspace = await createTrialWorkspace(fixture, { baseline, expectedFixture: frozen });
   lap("trial copy");
-  await workspace.remember();
-  lap("snapshot");
   // The agent: one file changed.
   const path = join(workspace.root, changedFile);
   await writeFile(path, `${await readFile(path, "utf8")}\n// changed by the agent\n`);
   lap(null);
-  const after = await workspace.snapshot();
+  // Whole, as a run takes it: the agent's code is not trusted to leave stat data honest.
+  const after = await snapshotTree(workspace.root, { mode: "trial" });
   lap("snapshot");
   const patch = await workspace.capturePatch();
   lap("patch");

@@ -80,7 +80,8 @@ const CLOCK_WAIT_MS = 2_000;
 
 /**
  * Records the stat data of every regular file under `root`, whose content is `snapshot`'s (the
- * caller verified it), then waits until the clock the kernel stamps files with has moved past
+ * caller verified it, and only the harness writes to the tree until the snapshot: stat data do
+ * not see every change an adversary can make, e.g. an ext4 or XFS extent swap), then waits until the clock the kernel stamps files with has moved past
  * every recorded ctime: a later change to any of them, however fast, then shows in its stat
  * data. Returns undefined when the clock did not move (every file is then hashed again).
  */

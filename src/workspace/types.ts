@@ -161,7 +161,10 @@ export interface TrialWorkspace {
   capturePatch(): Promise<CapturedPatch>;
   /**
    * Records the copy's files as the verified fixture (their stat data), so that `snapshot` reads
-   * again only what changed after. Call it before anything else writes to the copy.
+   * again only what changed after. Only for a copy nothing but the harness writes to (a grading
+   * copy before the patch is applied): code an agent runs can change a file's bytes without
+   * changing its stat data (extent-swapping ioctls on ext4 and XFS), so a trial's own copy is
+   * always hashed whole.
    */
   remember(): Promise<void>;
   /**

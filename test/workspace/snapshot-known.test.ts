@@ -1,6 +1,7 @@
-// A workspace's snapshot after `remember` reads only the files whose stat data changed: it is
-// the full snapshot whatever was done to the copy, even a change that keeps the size and puts
-// the old mtime back right after the files were recorded; an unchanged file is not read again.
+// A grading copy's snapshot after `remember` reads only the files whose stat data changed: it is
+// the full snapshot after what a patch does (and more: a change that keeps the size and puts the
+// old mtime back right after the files were recorded); an unchanged file is not read again. (A
+// trial's own copy is always hashed whole: an agent's code can change bytes without stat data.)
 import { chmod, link, mkdir, mkdtemp, rm, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -37,6 +37,7 @@ import {
   isDiskFull,
   isWorkspaceError,
   type SharedBaseline,
+  snapshotTree,
   type TreeSnapshot,
   type TrialWorkspace,
   unpatchableEntries,
@@ -395,8 +396,6 @@ async function prepareWorkspace(
       ...(context.baseline ? { baseline: context.baseline } : {}),
     });
     state.workspaceScrubs.push(held.workspace.scrubPaths);
-    // Before the agent: its snapshot then reads only the files it changed.
-    await held.workspace.remember();
   } catch (error) {
     state.evidence.harnessFailure = {
       reason: workspaceReason(error, "fixture_copy_failed"),
@@ -649,7 +648,9 @@ async function captureChange(
     if (gradable(state, held)) state.evidence.grades = [grade];
   };
   try {
-    const after = await workspace.snapshot();
+    // Every byte read again: code the agent ran can change a file without changing its stat data
+    // (extent-swapping ioctls on ext4 and XFS), so nothing it could have touched is taken on trust.
+    const after = await snapshotTree(workspace.root, { mode: "trial" });
     state.afterTree = after;
     const size = after.files.reduce((sum, entry) => sum + entry.bytes, 0);
     if (size > context.experiment.diskBudgetBytes) {
