@@ -9,37 +9,15 @@ import {
   syntheticManifest,
   type TempExperiment,
 } from "../support/experiment.js";
+import { passedTrialMetrics } from "../support/metrics.js";
 
 function finished(costUsd: number | null, retried: number[] = [], output?: number): TrialMetrics {
-  return {
-    schemaVersion: "harnesslab.trial-metrics.v1",
-    task: "t",
-    variant: "v",
-    trial: 1,
-    seq: 1,
-    outcome: "passed",
-    infraReason: null,
-    explanation: "",
-    receiptStatus: "completed",
-    score: 100,
-    gradePassed: true,
-    graders: [],
-    changedFiles: [],
-    patchBytes: 0,
-    patchRedacted: false,
-    durationMs: 1,
-    agentWallTimeMs: null,
+  return passedTrialMetrics({
     tokens:
       output === undefined
         ? null
         : { uncachedInput: 100, cacheRead: null, cacheWrite: null, output, reasoning: null },
     costUsd,
-    credits: null,
-    turns: null,
-    costEquivalentTokens: null,
-    toolUse: null,
-    toolCalls: null,
-    permissionDenials: 0,
     retriedAttempts: retried.map((cost, i) => ({
       attempt: i + 1,
       infraReason: "rate_limited",
@@ -48,7 +26,7 @@ function finished(costUsd: number | null, retried: number[] = [], output?: numbe
       durationMs: 1,
       costUsd: cost,
     })),
-  };
+  });
 }
 
 describe("budgetReached", () => {

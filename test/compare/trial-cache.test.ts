@@ -17,6 +17,7 @@ import {
   takeCachedTrials,
   trialContentKey,
 } from "../../src/compare/run/trial-cache.js";
+import { passedTrialMetrics } from "../support/metrics.js";
 
 const dirs: string[] = [];
 const stateDir = async () => {
@@ -111,34 +112,8 @@ describe("trialContentKey", () => {
 });
 
 describe("storeCachedTrials and takeCachedTrials", () => {
-  const metricsOf = (trial: number): TrialMetrics => ({
-    schemaVersion: "harnesslab.trial-metrics.v1",
-    task: "t",
-    variant: "base",
-    trial,
-    seq: trial,
-    outcome: "passed",
-    infraReason: null,
-    explanation: "",
-    receiptStatus: "completed",
-    score: 100,
-    gradePassed: true,
-    graders: [],
-    changedFiles: [],
-    patchBytes: 0,
-    patchRedacted: false,
-    durationMs: 1,
-    agentWallTimeMs: null,
-    tokens: null,
-    costUsd: null,
-    credits: null,
-    turns: null,
-    costEquivalentTokens: null,
-    toolUse: null,
-    toolCalls: null,
-    permissionDenials: 0,
-    retriedAttempts: [],
-  });
+  const metricsOf = (trial: number): TrialMetrics =>
+    passedTrialMetrics({ task: "t", variant: "base", trial, seq: trial });
   const contentKey = "a".repeat(64);
   const contentKeys = new Map([["base\0t", contentKey]]);
   const experiment = { layout: "v2" as const };
@@ -153,6 +128,17 @@ describe("storeCachedTrials and takeCachedTrials", () => {
     const cache = { dir: join(root, "cache"), variants: ["base"], key: Buffer.alloc(32, 7) };
     return { outDir, cache, root };
   }
+  /** Keeps trial 1, as run `run_a` ran it. */
+  const store = (cache: TrialCache, outDir: string) =>
+    storeCachedTrials({
+      cache,
+      experiment,
+      metrics: [metricsOf(1)],
+      contentKeys,
+      contents: new Map(),
+      runId: "run_a",
+      outDir,
+    });
   const take = (cache: TrialCache, outDir: string, runId: string) =>
     takeCachedTrials({
       cache,
@@ -170,15 +156,7 @@ describe("storeCachedTrials and takeCachedTrials", () => {
 
   it("keeps a trial and gives it to another run, but not back to the run that kept it", async () => {
     const { outDir, cache } = await setUp();
-    const stored = await storeCachedTrials({
-      cache,
-      experiment,
-      metrics: [metricsOf(1)],
-      contentKeys,
-      contents: new Map(),
-      runId: "run_a",
-      outDir,
-    });
+    const stored = await store(cache, outDir);
     expect(stored).toEqual({ stored: 1, failures: [] });
     const own = await take(cache, outDir, "run_a");
     expect(own.taken.size).toBe(0);
@@ -199,15 +177,7 @@ describe("storeCachedTrials and takeCachedTrials", () => {
     await mkdir(elsewhere);
     await mkdir(cache.dir);
     await symlink(elsewhere, join(cache.dir, "harnesslab-trials-v1"));
-    const stored = await storeCachedTrials({
-      cache,
-      experiment,
-      metrics: [metricsOf(1)],
-      contentKeys,
-      contents: new Map(),
-      runId: "run_a",
-      outDir,
-    });
+    const stored = await store(cache, outDir);
     expect(stored.stored).toBe(0);
     expect(stored.failures[0]).toContain("harnesslab-trials-v1 is not a folder (a link or a file)");
     expect(await readdir(elsewhere)).toEqual([]);
