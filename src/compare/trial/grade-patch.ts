@@ -99,7 +99,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     ];
     return { grades, scrubPaths: scrub, ...fields };
   };
-  /** A fresh copy of the fixture with the patch applied, or why there is none. */
+  /** Runs one step, telling `onStep` how long it took. */
   const timed = async <T>(step: GradingStep, work: () => Promise<T>): Promise<T> => {
     if (input.onStep === undefined) return work();
     const started = performance.now();
@@ -109,7 +109,10 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       input.onStep(step, performance.now() - started);
     }
   };
-  /** `remember`: the copy's files are recorded before the patch, so that its snapshot reads only what the patch changed. */
+  /**
+   * A fresh copy of the fixture with the patch applied, or why there is none. `remember`: its
+   * files are recorded before the patch, so that its snapshot reads only what the patch changed.
+   */
   const patchedCopy = async (remember = false): Promise<TrialWorkspace | GradePatchResult> => {
     let workspace: TrialWorkspace;
     try {
