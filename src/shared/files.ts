@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { z } from "zod";
 import { duplicateKeyProblems } from "./json-keys.js";
+import { readRegularFile } from "./regular-file.js";
 import { InvalidInputError } from "./validation.js";
 
 /** Why a file could not be read, for a person: `file not found`, `is a directory; expected …`. */
@@ -136,14 +137,24 @@ function jsonErrorOffset(text: string): number {
 
 /**
  * A JSON file's value when the file exists, parses and passes `schema`; otherwise undefined.
- * For files a run wrote itself, where anything else means "not (yet) written whole".
+ * For files a run wrote itself, where anything else means "not (yet) written whole". With
+ * `maxBytes`, only a regular file (no link, no FIFO) of at most that size is read: for files
+ * someone else may have put there.
  */
 export async function readValidJsonFile<S extends z.ZodType>(
   path: string,
   schema: S,
+  maxBytes?: number,
 ): Promise<z.output<S> | undefined> {
   try {
-    const parsed = schema.safeParse(JSON.parse(await readFile(path, "utf8")));
+    let text: string;
+    if (maxBytes === undefined) text = await readFile(path, "utf8");
+    else {
+      const read = await readRegularFile(path, maxBytes);
+      if (!read.ok) return undefined;
+      text = read.value.toString("utf8");
+    }
+    const parsed = schema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

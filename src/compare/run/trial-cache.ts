@@ -12,7 +12,7 @@ import { cp, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from "node
 import { basename, dirname, join } from "node:path";
 import { type RunInputs, type TrialMetrics, trialMetricsSchema } from "../../artifacts/index.js";
 import { canonicalJson, sha256Hex } from "../../ir/index.js";
-import { readRegularFile } from "../../shared/index.js";
+import { readRegularFile, readValidJsonFile } from "../../shared/index.js";
 import { outsideRecord, type RunKey, sealRecord, verifyRecord } from "../evidence/record-seal.js";
 import type { AgentSpec, Experiment, RuntimeSpec, TrialJob } from "../experiment.js";
 import { trialArtifactDir } from "./plan.js";
@@ -278,10 +278,12 @@ async function copyEntry(
   await cp(source, artifactDir, { recursive: true, verbatimSymlinks: true });
   // Files a record's seal does not cover (a regrade's, a workspace note) are not the trial's.
   await dropOutsideRecord(artifactDir);
-  const read = await readRegularFile(join(artifactDir, "metrics.json"), MAX_METRICS_BYTES);
-  const parsed = read.ok ? parseMetrics(read.value.toString("utf8")) : undefined;
-  if (parsed === undefined) return "its metrics.json is missing or not a trial's metrics";
-  const metrics = parsed;
+  const metrics = await readValidJsonFile(
+    join(artifactDir, "metrics.json"),
+    trialMetricsSchema,
+    MAX_METRICS_BYTES,
+  );
+  if (metrics === undefined) return "its metrics.json is missing or not a trial's metrics";
   const check = await verifyRecord(artifactDir, metrics, entryKey(cache, contentKey, name));
   if (!check.ok)
     return check.reason.startsWith("it is sealed for another run")
@@ -291,15 +293,6 @@ async function copyEntry(
         : check.reason;
   if (metrics.outcome === "infrastructure_error") return "it records an infrastructure error";
   return metrics;
-}
-
-function parseMetrics(text: string): TrialMetrics | undefined {
-  try {
-    const parsed = trialMetricsSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Removes the top-level files of a trial folder that are not part of its record (metrics.json stays). */
