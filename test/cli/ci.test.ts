@@ -319,7 +319,7 @@ describe("harness ci", () => {
     expect(inOut.exitCode).toBe(2);
     expect(inOut.stderr).toContain("keep the trial cache apart from the run's evidence");
     await expect(readdir(join(base, "out-cache-weak"))).rejects.toThrow();
-  });
+  }, 240_000);
 
   it("refuses with exit 2 what git cannot give, naming it", async () => {
     const noRef = await runHarness(ciArgs("no-such-branch"), repo);
@@ -506,7 +506,7 @@ describe("harness ci --forge gitea, against the local forge", () => {
     } finally {
       await forge.close();
     }
-  });
+  }, 180_000);
 });
 
 describe("harness ci --forge github, against a GitHub-shaped server", () => {

@@ -446,9 +446,11 @@ describe("an infrastructure failure in a concurrent run", () => {
   /** Broken runs waiting until healthy runs are in flight beside them. */
   let brokenWaiting = 0;
   // Safety nets only, measured from each run's start: an event normally ends the wait within
-  // milliseconds. Both stay well inside the runs' 2 s timeout, so no run is abandoned for waiting.
-  const COMPANY_WAIT_MS = 1200;
-  const HOLD_LIMIT_MS = 1500;
+  // milliseconds, but starting the runs beside a broken one (their copies, their sandboxes) takes
+  // seconds on a loaded machine. Both stay well inside the runs' 10 s timeout, so no run is
+  // abandoned for waiting.
+  const COMPANY_WAIT_MS = 7000;
+  const HOLD_LIMIT_MS = 8000;
 
   /** Waits (polling) until `ready()` or `deadline` (a performance.now() time); says which came. */
   async function until(ready: () => boolean, deadline: number): Promise<boolean> {
@@ -539,7 +541,11 @@ describe("an infrastructure failure in a concurrent run", () => {
           { id: "fixer", composition: "careful", agent: "./agents/fixer.mjs" },
           { id: "slow", composition: "extra", agent: "./agents/slow.mjs" },
         ],
-        runtime: { host: "scripted", timeoutMs: 2000, validationCommands: [["node", "check.mjs"]] },
+        runtime: {
+          host: "scripted",
+          timeoutMs: 10_000,
+          validationCommands: [["node", "check.mjs"]],
+        },
         // Sequential order: the fix-value trials (with the broken runs) come first, so other
         // trials are always waiting to run beside them.
         trials: { count: 3, seed: 5, order: "sequential" },

@@ -186,7 +186,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       outDir: referenceOut,
       tempParent: exp.trialsDir,
     }));
-  }, 60_000);
+  }, 120_000);
 
   afterAll(async () => {
     for (const child of children) child.kill("SIGKILL");
@@ -262,7 +262,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     two.child.kill("SIGTERM");
     expect(await one.exited).toBe(0);
     expect(await two.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("a worker SIGKILLed mid-trial loses nothing: another takes its trial, whose record is accepted once", async () => {
     const gateDir = await gate();
@@ -294,7 +294,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     );
     rescuer.child.kill("SIGTERM");
     expect(await rescuer.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("a worker stopped with SIGTERM mid-trial hands its trial back at once and exits 0; another runs it", async () => {
     const gateDir = await gate();
@@ -319,7 +319,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     for (const t of verdict.trials) expect(t.retriedAttempts).toEqual([]);
     next.child.kill("SIGTERM");
     expect(await next.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("a worker that cannot run a run's trials hands the job back and stops, saying why; a worker that can runs them", async () => {
     const gateDir = await gate();
@@ -341,7 +341,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     expect(outcomes(verdict)).toEqual(outcomes(reference));
     able.child.kill("SIGTERM");
     expect(await able.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("with no worker the run says how to start one, publishes a bundle that went again, and a late worker finishes it", async () => {
     const connection = new Redis(redis.url);
@@ -364,7 +364,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     } finally {
       connection.disconnect();
     }
-  }, 60_000);
+  }, 120_000);
 
   it("trials whose jobs vanish from Redis are infrastructure errors, not a wait forever; --resume --retry-infra runs them", async () => {
     const connection = new Redis(redis.url);
@@ -418,7 +418,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
     }
     steady.child.kill("SIGTERM");
     expect(await steady.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it("Ctrl-C removes the run's queued trials and exits 130; --resume finishes the run", async () => {
     const connection = new Redis(redis.url);
@@ -442,7 +442,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       await queue.close();
       connection.disconnect();
     }
-  }, 60_000);
+  }, 120_000);
 
   it("a worker refuses a job of another harnesslab version with a clear error", async () => {
     const gateDir = await gate();
@@ -465,7 +465,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       strict.child.kill("SIGTERM");
       await strict.exited;
     }
-  }, 30_000);
+  }, 60_000);
 
   it("a bundle evicted from Redis while its trials wait is published again: the worker that meets it gone runs nothing, and the trials run once it is back", async () => {
     const connection = new Redis(redis.url);
@@ -494,7 +494,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       await queue.close();
       connection.disconnect();
     }
-  }, 60_000);
+  }, 120_000);
 
   it("a worker given a job whose bundle is not in Redis refuses it as bundle-missing, naming the bundle, and runs nothing", async () => {
     const gateDir = await gate();
@@ -534,7 +534,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       careful.child.kill("SIGTERM");
       await careful.exited;
     }
-  }, 30_000);
+  }, 60_000);
 
   it("a bundle that Redis keeps evicting makes each trial an infrastructure error after a few republishes, not a loop", async () => {
     // A worker that speaks the protocol and always finds the bundle gone (as behind a Redis
@@ -582,7 +582,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
       await evicting.close();
       workerConnection.disconnect();
     }
-  }, 60_000);
+  }, 120_000);
 
   // Last: it takes Redis away.
   it("Redis going away mid-run stops the run with an error naming it (exit 1, resumable)", async () => {
@@ -606,7 +606,7 @@ describe.skipIf(skip !== undefined)("compare run --queue with harness worker", (
 
     await redis.restart();
     await finishWithNewWorker(out, "fresh", ["--resume"]);
-  }, 60_000);
+  }, 120_000);
 });
 
 /** The exit code `compare run` gives a verdict. */
