@@ -3,7 +3,7 @@
 // of the fixture, `git init`, `git add -A`, `git commit`, `git diff`. Each trial is a run's: a
 // copy made from the task's shared baseline, an agent that changes one file, the after
 // snapshot, the patch, and grading on verified copies (a `scope` grader and 1 or 3 command
-// graders that run `true` in the sandbox). Printed per phase, so a regression shows where.
+// graders that write a cache file into their copy in the sandbox). Printed per phase, so a regression shows where.
 //
 // Goal (issue 26): harness overhead <= 1.2 x the floor, with 1 and with 3 graders, on the
 // example fixture, on 5,000 files / 50 MB, and (with `--huge`, minutes and 2 GB of disk) on
@@ -36,6 +36,7 @@ const PHASES = [
   "grading copies",
   "apply",
   "reproduce",
+  "put back",
   "cleanup",
 ] as const;
 type Phase = (typeof PHASES)[number];
@@ -44,6 +45,7 @@ const STEP_PHASE: Record<GradingStep, Phase | null> = {
   copy: "grading copies",
   apply: "apply",
   reproduce: "reproduce",
+  restore: "put back",
   grade: null,
   cleanup: "cleanup",
 };
@@ -66,7 +68,8 @@ function graders(codeGraders: number): PreparedGrader[] {
       contractHash: null,
       grader: createCommandGrader({
         id: `check-${i}`,
-        argv: ["true"],
+        // Writes into the copy, as a test run's caches do: the next grader must not see it.
+        argv: ["sh", "-c", "mkdir -p .cache && echo ran > .cache/grader"],
         timeoutMs: 60_000,
         expectedExitCode: 0,
       }),

@@ -1,10 +1,12 @@
 // What the sandbox needs to know about this machine: where bwrap and prlimit are, the layout of
 // the system directories it mirrors, and whether a sandbox really starts here (asked once).
-import { constants } from "node:fs";
-import { access, lstat, readlink, realpath } from "node:fs/promises";
+import { constants, rmSync } from "node:fs";
+import { access, lstat, mkdtemp, readlink, realpath, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { runCommand } from "../shared/index.js";
 import { bwrapArgs, type HostLayout, type SystemEntry } from "./bwrap-args.js";
+import { statEvidenceFilter } from "./seccomp.js";
 import type { SandboxSupport } from "./types.js";
 
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -132,11 +134,16 @@ async function probe(): Promise<SandboxSupport> {
     hidden: [],
     tmpBytes: 1024 * 1024,
   });
-  const started = await runCommand([bwrap, ...args, "--", "true"], {
-    cwd: "/",
-    env: { PATH: "/usr/bin:/bin" },
-    timeoutMs: 15_000,
-  });
+  const start = (filter?: string) =>
+    runCommand(
+      withSeccomp(filter, [bwrap, ...args, ...(filter ? SECCOMP_ARGS : []), "--", "true"]),
+      {
+        cwd: "/",
+        env: { PATH: "/usr/bin:/bin" },
+        timeoutMs: 15_000,
+      },
+    );
+  const started = await start();
   if (started.exitCode !== 0) {
     const said = started.spawnError ?? started.stderr.trim().split("\n").slice(-1)[0] ?? "";
     const namespaces = /namespace|permission|not permitted|uid map|setting up uid/i.test(said);
@@ -148,10 +155,38 @@ async function probe(): Promise<SandboxSupport> {
         : INSTALL_FIX,
     };
   }
+  const filter = await writeSeccompFilter();
+  // A kernel without seccomp filters still contains commands; trees are then checked by content.
+  const filtered = filter !== undefined && (await start(filter)).exitCode === 0;
   return {
     available: true,
     bwrap,
     prlimit,
     version: version.stdout.trim() || "bubblewrap",
+    ...(filtered ? { seccompFilter: filter } : {}),
   };
+}
+
+/** bwrap reads its seccomp program from this descriptor, which `withSeccomp` opens. */
+const SECCOMP_FD = 3;
+export const SECCOMP_ARGS: readonly string[] = ["--seccomp", String(SECCOMP_FD)];
+
+/**
+ * `argv` started with the filter file open as descriptor 3, by a shell, so that a caller that
+ * spawns the command itself (an SDK) needs no descriptor of its own to pass.
+ */
+export function withSeccomp(filter: string | undefined, argv: readonly string[]): string[] {
+  if (filter === undefined) return [...argv];
+  return ["/bin/sh", "-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...argv];
+}
+
+/** The filter, written once per process into a directory of its own, removed at exit. */
+async function writeSeccompFilter(): Promise<string | undefined> {
+  const program = statEvidenceFilter(process.arch);
+  if (program === undefined) return undefined;
+  const dir = await mkdtemp(join(tmpdir(), "harnesslab-seccomp-"));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, "filter.bpf");
+  await writeFile(path, program, { mode: 0o400 });
+  return path;
 }

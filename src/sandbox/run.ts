@@ -5,7 +5,7 @@ import { devNull } from "node:os";
 import { delimiter, join } from "node:path";
 import { type CommandResult, isPathInside, QUIET_NPM_ENV, runCommand } from "../shared/index.js";
 import { bwrapArgs, SANDBOX_HOME, SANDBOX_TMP, sandboxPath } from "./bwrap-args.js";
-import { inspectHost } from "./host.js";
+import { inspectHost, SECCOMP_ARGS, withSeccomp } from "./host.js";
 import {
   type CommandSandbox,
   DEFAULT_SANDBOX_LIMITS,
@@ -122,7 +122,7 @@ function effectiveLimits(
 
 /** A sandbox that contains every command with bubblewrap, limited by prlimit. */
 export function createBwrapSandbox(
-  programs: { bwrap: string; prlimit: string; version: string },
+  programs: { bwrap: string; prlimit: string; version: string; seccompFilter?: string },
   options: CreateSandboxOptions = {},
 ): CommandSandbox {
   const limits: SandboxLimits = { ...DEFAULT_SANDBOX_LIMITS, ...options.limits };
@@ -159,8 +159,9 @@ export function createBwrapSandbox(
       HOME: SANDBOX_HOME,
       TMPDIR: SANDBOX_TMP,
     };
+    const filter = programs.seccompFilter;
     return {
-      argv: [
+      argv: withSeccomp(filter, [
         programs.prlimit,
         `--cpu=${own.cpuSeconds}:${own.cpuSeconds + 2}`,
         ...(own.memoryBytes === null ? [] : [`--data=${own.memoryBytes}`]),
@@ -169,6 +170,7 @@ export function createBwrapSandbox(
         "--",
         programs.bwrap,
         ...bwrapArgs(plan),
+        ...(filter === undefined ? [] : SECCOMP_ARGS),
         "--",
         // Set inside: a process limit set before bwrap would also cap the user namespace bwrap
         // makes, and with it every process of the harness's user on this machine.
@@ -176,7 +178,7 @@ export function createBwrapSandbox(
         `--nproc=${own.processes}`,
         "--",
         ...argv,
-      ],
+      ]),
       env,
       dispose: async () => {},
     };
@@ -185,6 +187,7 @@ export function createBwrapSandbox(
     kind: "bwrap",
     description: programs.version,
     limits,
+    changesShowInStat: programs.seccompFilter !== undefined,
     wrap,
     async run(argv: readonly string[], run: SandboxRunOptions): Promise<SandboxedResult> {
       const wrapped = await wrap(argv, run);
@@ -253,6 +256,7 @@ export function createUnsandboxed(
     description:
       "none (--unsafe-no-sandbox): commands run with the harness's user, files and network",
     limits,
+    changesShowInStat: false,
     wrap,
     async run(argv: readonly string[], run: SandboxRunOptions): Promise<SandboxedResult> {
       const wrapped = await wrap(argv, run);

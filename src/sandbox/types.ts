@@ -105,6 +105,12 @@ export interface CommandSandbox {
   /** For reports: `bubblewrap 0.8.0`, or why there is none. */
   readonly description: string;
   readonly limits: Readonly<SandboxLimits>;
+  /**
+   * Whether a contained command cannot change a file without the file's stat data showing it
+   * (its ctime moves): true under bubblewrap with the seccomp filter, false without containment.
+   * Only then may a tree a command could write be checked by stat data instead of its content.
+   */
+  readonly changesShowInStat: boolean;
   run(argv: readonly string[], options: SandboxRunOptions): Promise<SandboxedResult>;
   /**
    * The command line and environment that run `argv` contained, for a caller that must start
@@ -123,5 +129,15 @@ export interface WrappedCommand {
 
 /** Whether this machine can contain commands, and if not, what to do about it. */
 export type SandboxSupport =
-  | { available: true; bwrap: string; prlimit: string; version: string }
+  | {
+      available: true;
+      bwrap: string;
+      prlimit: string;
+      version: string;
+      /**
+       * The seccomp program every command runs under (see seccomp.ts), when the kernel takes it:
+       * a file's content then cannot change without its stat data changing.
+       */
+      seccompFilter?: string;
+    }
   | { available: false; reason: string; fix: string };

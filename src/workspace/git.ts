@@ -340,29 +340,28 @@ async function restoreRepository(root: string, baseline: GitBaseline): Promise<v
   await writeFile(config, baseline.config, { flag: "wx" });
 }
 
-async function baselineCommit(
+/**
+ * Why git could not diff against the recorded baseline: its commit gone from the repository (the
+ * trial's doing), or `failure` itself. Asked only after a failure, so a capture that works
+ * spends no process on it.
+ */
+async function missingBaseline(
   root: string,
   home: string,
-  baseline: GitBaseline | undefined,
-): Promise<string> {
-  if (baseline === undefined) {
-    return (
-      await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home, "patch-failed")
-    ).stdout.trim();
-  }
+  baseline: GitBaseline,
+  failure: unknown,
+): Promise<unknown> {
   const present = await runCommand(
     ["git", ...HARNESS_GIT_OPTIONS, "cat-file", "-e", `${baseline.commit}^{commit}`],
     { cwd: root, env: gitEnv(root, home), timeoutMs: GIT_TIMEOUT_MS },
   );
-  if (present.exitCode !== 0) {
-    throw new WorkspaceError(
-      "patch-failed",
-      `the baseline commit ${baseline.commit} is no longer in the trial's repository`,
-      { commit: baseline.commit, exitCode: present.exitCode, stderr: tail(present.stderr) },
-      { causedByTrial: true },
-    );
-  }
-  return baseline.commit;
+  if (present.exitCode === 0) return failure;
+  return new WorkspaceError(
+    "patch-failed",
+    `the baseline commit ${baseline.commit} is no longer in the trial's repository`,
+    { commit: baseline.commit, exitCode: present.exitCode, stderr: tail(present.stderr) },
+    { causedByTrial: true },
+  );
 }
 
 /**
@@ -393,36 +392,46 @@ export async function capturePatch(
   const indexFile = join(tempDir, `harnesslab-index-${unique}`);
   const env = { GIT_INDEX_FILE: indexFile };
   try {
-    if (options.baseline !== undefined) await restoreRepository(root, options.baseline);
-    const commit = await baselineCommit(root, home, options.baseline);
-    if (options.baseline !== undefined) {
-      await writeFile(indexFile, options.baseline.index);
+    const baseline = options.baseline;
+    if (baseline !== undefined) await restoreRepository(root, baseline);
+    const commit =
+      baseline?.commit ??
+      (
+        await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home, "patch-failed")
+      ).stdout.trim();
+    if (baseline !== undefined) {
+      await writeFile(indexFile, baseline.index);
       // Git trusts an entry whose size and mtime match only when the file is older than the
       // index itself (its "racy git" check). The copy keeps the baseline index's own mtime, so a
       // file changed within the same clock tick as the baseline is still read, not skipped.
-      await utimes(indexFile, options.baseline.indexMtime, options.baseline.indexMtime);
+      await utimes(indexFile, baseline.indexMtime, baseline.indexMtime);
     } else await git(["read-tree", commit], root, home, "patch-failed", env);
-    await git(["add", "--all", "--force", "--intent-to-add"], root, home, "patch-failed", env);
-    await git(
-      [
-        "diff",
-        commit,
-        "--binary",
-        "--no-ext-diff",
-        "--no-textconv",
-        "--no-renames",
-        "--no-color",
-        "--src-prefix=a/",
-        "--dst-prefix=b/",
-        "--numstat",
-        "-z",
-        `--output=${outputFile}`,
-      ],
-      root,
-      home,
-      "patch-failed",
-      env,
-    );
+    const diffed = async () => {
+      await git(["add", "--all", "--force", "--intent-to-add"], root, home, "patch-failed", env);
+      await git(
+        [
+          "diff",
+          commit,
+          "--binary",
+          "--no-ext-diff",
+          "--no-textconv",
+          "--no-renames",
+          "--no-color",
+          "--src-prefix=a/",
+          "--dst-prefix=b/",
+          "--numstat",
+          "-z",
+          `--output=${outputFile}`,
+        ],
+        root,
+        home,
+        "patch-failed",
+        env,
+      );
+    };
+    await diffed().catch(async (error: unknown) => {
+      throw baseline === undefined ? error : await missingBaseline(root, home, baseline, error);
+    });
     const { entries, patch } = parseNumstat(await readFile(outputFile));
     const stats: PatchStats = {
       filesChanged: entries.length,

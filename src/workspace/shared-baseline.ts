@@ -67,6 +67,11 @@ interface BaselineParts {
   ref: string;
   /** The config `git init` wrote, to which each trial's own settings are added. */
   initConfig: string;
+  /**
+   * An index read from the commit, with no stat data: each trial writes it instead of running
+   * `git read-tree`, and git compares every file with it by content until the index is refreshed.
+   */
+  index: Buffer;
 }
 
 // Kept apart from the public object, so nothing outside this stage reaches the paths or can hand
@@ -112,6 +117,9 @@ async function buildBaseline(
     await checkCopy(tree, expected);
     // The build repository's config is only a template: each trial writes its own hooks path.
     const built = await createBaseline(tree, home, devNull, { packed: true });
+    const indexFile = join(dir, "index");
+    await git(["read-tree", built.commit], tree, home, "git-failed", { GIT_INDEX_FILE: indexFile });
+    const index = await readFile(indexFile);
     const objects = join(tree, ".git", "objects");
     await requireOnlyPacks(objects);
     await rename(join(objects, "pack"), packDir);
@@ -129,6 +137,7 @@ async function buildBaseline(
       head: built.head,
       ref,
       initConfig: built.initConfig,
+      index,
     });
     return baseline;
   } catch (error) {
@@ -256,12 +265,7 @@ export type MaterializedBaseline =
   | { ok: false; output: string };
 
 /** A private baseline's `.git`, with the shared packs linked and an index read from the commit. */
-async function linkRepository(
-  shared: SharedBaseline,
-  root: string,
-  home: string,
-  config: string,
-): Promise<void> {
+async function linkRepository(shared: SharedBaseline, root: string, config: string): Promise<void> {
   const own = parts(shared);
   await assertBaselineIntact(shared);
   const gitDir = join(root, ".git");
@@ -278,6 +282,7 @@ async function linkRepository(
       writeFile(join(gitDir, "HEAD"), own.head, { flag: "wx" }),
       writeFile(join(gitDir, own.ref), `${shared.commit}\n`, { flag: "wx" }),
       writeFile(join(gitDir, "config"), config, { flag: "wx" }),
+      writeFile(join(gitDir, "index"), own.index, { flag: "wx" }),
       writeNeutralAttributes(gitDir),
       ...own.files.map((file) => linkShared(file, join(gitDir, "objects", "pack", file.name))),
     ]);
@@ -289,7 +294,6 @@ async function linkRepository(
       { code: (error as NodeJS.ErrnoException).code },
     );
   }
-  await git(["read-tree", shared.commit], root, home);
 }
 
 /**
@@ -298,7 +302,8 @@ async function linkRepository(
  * private baseline would have, with the baseline's packs linked instead of a commit made, and an
  * index read from the commit and refreshed against the copy. The refresh hashes every file (no
  * stat data matches a new copy), so a copy that differs from the baseline in any file's content
- * or executable bit is reported, not trusted.
+ * or executable bit is reported, not trusted. Without `refresh` (a copy that checked itself as it
+ * was made) the index keeps no stat data.
  */
 export async function materializeBaseline(
   shared: SharedBaseline,
@@ -306,19 +311,19 @@ export async function materializeBaseline(
   home: string,
   hooksDir: string,
   copied: Promise<boolean>,
+  options: { refresh: boolean } = { refresh: true },
 ): Promise<MaterializedBaseline> {
   const config = trialConfig(parts(shared).initConfig, hooksDir);
   // Both run to their end before either's failure is reported, so nothing still writes into the
   // workspace when the caller removes it.
-  const [copy, linked] = await Promise.allSettled([
-    copied,
-    linkRepository(shared, root, home, config),
-  ]);
+  const [copy, linked] = await Promise.allSettled([copied, linkRepository(shared, root, config)]);
   if (copy.status === "rejected") throw copy.reason;
   if (linked.status === "rejected") throw linked.reason;
   if (!copy.value) return { ok: false, output: "" };
-  const refreshed = await refreshIndex(root, home);
-  if (!refreshed.clean) return { ok: false, output: refreshed.output };
+  if (options.refresh) {
+    const refreshed = await refreshIndex(root, home);
+    if (!refreshed.clean) return { ok: false, output: refreshed.output };
+  }
   const indexPath = join(root, ".git", "index");
   return {
     ok: true,

@@ -64,6 +64,8 @@ function treeHash(files: readonly TreeEntry[]): string {
 export interface KnownTree {
   stats: ReadonlyMap<string, string>;
   snapshot: ReadonlyMap<string, TreeEntry>;
+  /** Each directory's identity and mode (`dirKey`); its times move with every entry made in it. */
+  dirs: ReadonlyMap<string, string>;
 }
 
 /**
@@ -75,15 +77,21 @@ function statKey(info: BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
 }
 
+function dirKey(info: BigIntStats): string {
+  return `${info.dev}:${info.ino}:${info.mode}:${info.uid}:${info.gid}`;
+}
+
 /** The longest `rememberTree` waits for the file clock to move (it always does within a tick). */
 const CLOCK_WAIT_MS = 2_000;
 
 /**
- * Records the stat data of every regular file under `root`, whose content is `snapshot`'s (the
- * caller verified it, and only the harness writes to the tree until the snapshot: stat data do
- * not see every change an adversary can make, e.g. an ext4 or XFS extent swap), then waits until the clock the kernel stamps files with has moved past
- * every recorded ctime: a later change to any of them, however fast, then shows in its stat
- * data. Returns undefined when the clock did not move (every file is then hashed again).
+ * Records the stat data of every entry under `root` (the root included), whose content is
+ * `snapshot`'s: the caller verified it, and until the tree is looked at again only the harness
+ * or commands that cannot change a file unseen write to it (stat data do not see every change an
+ * adversary can make, e.g. an ext4 or XFS extent swap, which the sandbox's seccomp filter
+ * refuses). Then waits until the clock the kernel stamps files with has moved past every recorded
+ * ctime: a later change to any of them, however fast, then shows in its stat data. Returns
+ * undefined when the clock did not move (every file is then hashed again).
  */
 export async function rememberTree(
   root: string,
@@ -92,11 +100,16 @@ export async function rememberTree(
 ): Promise<KnownTree | undefined> {
   const walked = await walkTree(root, "trial");
   const stats = new Map<string, string>();
+  const dirs = new Map<string, string>([["", dirKey(await lstat(root, { bigint: true }))]]);
   let latest = 0n;
   await mapLimit(walked, HASH_CONCURRENCY, async (entry) => {
-    if (entry.kind !== "file") return;
     const info = await lstat(entry.absolute, { bigint: true });
-    if (!info.isFile()) return;
+    if (info.isDirectory()) {
+      dirs.set(entry.path, dirKey(info));
+      return;
+    }
+    // Links too (a patch can add one): `restoreKnownTree` must know them; `snapshotTree` reads
+    // only regular files by their stat data.
     stats.set(entry.path, statKey(info));
     if (info.ctimeNs > latest) latest = info.ctimeNs;
   });
@@ -115,7 +128,54 @@ export async function rememberTree(
   const entries = new Map(
     snapshot.files.filter((f) => f.kind === "file").map((f) => [f.path, f] as const),
   );
-  return { stats, snapshot: entries };
+  return { stats, snapshot: entries, dirs };
+}
+
+/**
+ * Puts a tree back to the one `rememberTree` recorded, when all that changed is entries added:
+ * those are removed, and true is returned once a second look finds every recorded file and
+ * directory with its recorded stat data and nothing else. False (the tree left as it is) when a
+ * recorded file or directory changed, went or was replaced, or anything could not be removed.
+ * Only for a tree whose writers could not change a file without its stat data showing it (see
+ * `CommandSandbox.changesShowInStat`).
+ */
+export async function restoreKnownTree(root: string, known: KnownTree): Promise<boolean> {
+  const extra: string[] = [];
+  const intact = async (): Promise<boolean> => {
+    extra.length = 0;
+    const walked = await walkTree(root, "trial");
+    const top = await lstat(root, { bigint: true });
+    if (!top.isDirectory() || dirKey(top) !== known.dirs.get("")) return false;
+    let seen = 1;
+    const keys = await mapLimit(walked, HASH_CONCURRENCY, async (entry) => {
+      const file = known.stats.get(entry.path);
+      const dir = known.dirs.get(entry.path);
+      if (file === undefined && dir === undefined) return "extra";
+      seen += 1;
+      const info = await lstat(entry.absolute, { bigint: true });
+      if (file !== undefined) return statKey(info) === file ? "same" : "changed";
+      return info.isDirectory() && dirKey(info) === dir ? "same" : "changed";
+    });
+    if (keys.includes("changed") || seen !== known.stats.size + known.dirs.size) return false;
+    // Only the outermost of what was added: removing it removes what it holds.
+    const added = new Set(walked.filter((_, i) => keys[i] === "extra").map((e) => e.path));
+    const inAdded = (path: string) => {
+      for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1))
+        if (added.has(path.slice(0, cut))) return true;
+      return false;
+    };
+    for (const entry of walked)
+      if (added.has(entry.path) && !inAdded(entry.path)) extra.push(entry.absolute);
+    return true;
+  };
+  try {
+    if (!(await intact())) return false;
+    if (extra.length === 0) return true;
+    await Promise.all(extra.map((path) => rm(path, { recursive: true, force: true })));
+    return (await intact()) && extra.length === 0;
+  } catch {
+    return false;
+  }
 }
 
 /** Path, kind, size and SHA-256 of everything under `root`, in a deterministic order. */

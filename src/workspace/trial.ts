@@ -1,11 +1,11 @@
-import { mkdir, realpath } from "node:fs/promises";
+import { mkdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCopy, copyFixture, sameFiles } from "./copy.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { assertBaselineIntact, materializeBaseline } from "./shared-baseline.js";
-import { type KnownTree, rememberTree, snapshotTree } from "./snapshot.js";
+import { type KnownTree, rememberTree, restoreKnownTree, snapshotTree } from "./snapshot.js";
 import { createTempDir, removeTree, TRIAL_TEMP_PREFIX } from "./temp.js";
 import type {
   CreateTrialWorkspaceOptions,
@@ -17,21 +17,11 @@ import type {
 import { WorkspaceError } from "./types.js";
 import type { WalkedEntry } from "./walk.js";
 
-/** The baseline commit of a copy of its own: the whole fixture hashed and committed. */
-async function privateRepository(
-  root: string,
-  home: string,
-  hooksDir: string,
-  expected: TreeSnapshot | undefined,
-): Promise<GitBaseline> {
-  if (expected) await checkCopy(root, expected);
-  return createBaseline(root, home, hooksDir);
-}
-
 /**
  * The run's shared baseline, linked into the copy as it is made. A copy that differs from it is
  * refused with the paths that differ from the frozen fixture, exactly as a private copy's check
- * words it.
+ * words it. `checkedByContent`: the copy is checked by hashing it here, and the index is not
+ * refreshed (git would hash every file again).
  */
 async function sharedRepository(
   root: string,
@@ -39,13 +29,19 @@ async function sharedRepository(
   hooksDir: string,
   shared: SharedBaseline,
   copying: Promise<WalkedEntry[]>,
+  checkedByContent: boolean,
 ): Promise<GitBaseline> {
   const made = await materializeBaseline(
     shared,
     root,
     home,
     hooksDir,
-    copying.then((copied) => sameFiles(copied, shared.fixture)),
+    copying.then(async (copied) => {
+      if (!checkedByContent) return sameFiles(copied, shared.fixture);
+      await checkCopy(root, shared.fixture);
+      return true;
+    }),
+    { refresh: !checkedByContent },
   );
   if (made.ok) return made.baseline;
   await checkCopy(root, shared.fixture);
@@ -89,6 +85,9 @@ export async function createTrialWorkspace(
   const root = join(tempDir, "trial");
   const scratchDir = join(tempDir, "scratch");
   const hooksDir = join(tempDir, "hooks");
+  // The content the copy is to hold: the shared baseline's fixture, or the one it is checked
+  // against.
+  const verified = shared?.fixture ?? options.expectedFixture;
   try {
     const copying = Promise.all([
       mkdir(scratchDir),
@@ -96,23 +95,28 @@ export async function createTrialWorkspace(
       copyFixture(fixtureDir, root),
     ]).then(([, , copied]) => copied);
     const baseline = shared
-      ? await sharedRepository(root, scratchDir, hooksDir, shared, copying)
-      : await copying.then(() =>
-          privateRepository(root, scratchDir, hooksDir, options.expectedFixture),
-        );
+      ? await sharedRepository(root, scratchDir, hooksDir, shared, copying, !!options.forGrading)
+      : await copying.then(async () => {
+          if (verified !== undefined) await checkCopy(root, verified);
+          return createBaseline(root, scratchDir, hooksDir);
+        });
     const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
     let removed: Promise<void> | undefined;
-    // The content the copy was verified to hold: the shared baseline's fixture, or the one
-    // `privateRepository` checked it against.
-    const verified = shared?.fixture ?? options.expectedFixture;
     let known: KnownTree | undefined;
     return {
       root,
       realRoot,
       scratchDir,
       baselineCommit: baseline.commit,
-      remember: async () => {
-        if (verified !== undefined) known = await rememberTree(root, verified, scratchDir);
+      remember: async (content = verified) => {
+        known = content === undefined ? undefined : await rememberTree(root, content, scratchDir);
+      },
+      restore: async () => {
+        if (known === undefined || !(await restoreKnownTree(root, known))) return false;
+        // The next command starts with an empty scratch area too, as on a fresh copy.
+        await rm(scratchDir, { recursive: true, force: true });
+        await mkdir(scratchDir);
+        return true;
       },
       snapshot: () => snapshotTree(root, { mode: "trial", ...(known ? { known } : {}) }),
       // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.

@@ -160,18 +160,26 @@ export interface TrialWorkspace {
    */
   capturePatch(): Promise<CapturedPatch>;
   /**
-   * Records the copy's files as the verified fixture (their stat data), so that `snapshot` reads
-   * again only what changed after. Only for a copy nothing but the harness writes to (a grading
-   * copy before the patch is applied): code an agent runs can change a file's bytes without
+   * Records the copy's entries (their stat data) as holding `content` (default: the verified
+   * fixture), so that `snapshot` reads again only what changed after and `restore` can put the
+   * copy back. Only for a copy nothing but the harness has written to since it was verified:
+   * code an agent runs outside a seccomp-filtered sandbox can change a file's bytes without
    * changing its stat data (extent-swapping ioctls on ext4 and XFS), so a trial's own copy is
    * always hashed whole.
    */
-  remember(): Promise<void>;
+  remember(content?: TreeSnapshot): Promise<void>;
   /**
    * The copy as it is now (a `trial` snapshot): files whose stat data are still those
-   * `remember` recorded keep the fixture's hashes; every other file is read.
+   * `remember` recorded keep the recorded hashes; every other file is read.
    */
   snapshot(): Promise<TreeSnapshot>;
+  /**
+   * Puts the copy back to what `remember` recorded, after commands that cannot change a file
+   * unseen (`CommandSandbox.changesShowInStat`) ran in it: what they added is removed and the
+   * scratch area emptied. False, with nothing removed, when a recorded file or directory changed
+   * or nothing was recorded: the caller then makes a fresh copy.
+   */
+  restore(): Promise<boolean>;
   /** Replaces the root (either spelling) with `<trial-root>` and the temp area with `<trial-temp>`. */
   scrubPaths(text: string): string;
   /** Removes every file of the trial. Safe to call more than once. */
@@ -199,6 +207,12 @@ export interface CreateTrialWorkspaceOptions {
    * against the frozen fixture, and the workspace is the same to its users.
    */
   baseline?: SharedBaseline;
+  /**
+   * A copy no patch is captured from (a grading copy): with a shared baseline, it is checked by
+   * hashing it here instead of by git, and its index keeps no stat data (a git command run in it
+   * compares files by content). Its `capturePatch` still works, slower.
+   */
+  forGrading?: boolean;
 }
 
 /**

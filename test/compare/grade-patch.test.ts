@@ -1,15 +1,30 @@
 // The grading path's copies: the graders that read no file (scope, forge state, read facts) are
 // graded on the first copy without a copy of their own; every grader that reads or runs the copy
-// gets a fresh one, where what an earlier grader wrote is not. Grades keep the task's order.
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+// starts from the fixture with the patch, and nothing an earlier grader did: the copy is put back
+// by its stat data when the sandbox lets no command change a file unseen and the grader only
+// added files, and is made anew otherwise. Grades keep the task's order.
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  readlink,
+  rm,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskSpec } from "../../src/compare/index.js";
 import { gradePatch } from "../../src/compare/trial/grade-patch.js";
 import type { PreparedGrader } from "../../src/compare/trial/graders.js";
-import type { Grade, GradeContext } from "../../src/graders/index.js";
-import { snapshotTree } from "../../src/workspace/index.js";
+import { createCommandGrader, type Grade, type GradeContext } from "../../src/graders/index.js";
+import {
+  createTrialWorkspace,
+  snapshotTree,
+  type TreeSnapshot,
+} from "../../src/workspace/index.js";
 import { testSandbox } from "../support/sandbox.js";
 
 let dir: string;
@@ -19,6 +34,9 @@ beforeAll(async () => {
   fixture = join(dir, "fixture");
   await mkdir(fixture);
   await writeFile(join(fixture, "a.txt"), "one\n");
+  await mkdir(join(fixture, "lib", "deep"), { recursive: true });
+  await writeFile(join(fixture, "lib", "b.txt"), "bee\n");
+  await writeFile(join(fixture, "lib", "deep", "c.txt"), "sea\n");
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
@@ -77,5 +95,168 @@ describe("gradePatch", () => {
     expect(seen[2]!.root).not.toBe(seen[1]!.root);
     expect(seen.map((s) => s.found)).toEqual(["one\n", "one\n", "one\n"]);
     expect(created).toHaveLength(2);
+  });
+});
+
+/** Every entry under `root` but its `.git`: kind, mode, and content or link text. */
+async function listing(root: string, dir = ""): Promise<string[]> {
+  const lines: string[] = [];
+  for (const name of (await readdir(join(root, dir))).sort()) {
+    const path = dir === "" ? name : `${dir}/${name}`;
+    if (path === ".git") continue;
+    const info = await lstat(join(root, path));
+    const mode = (info.mode & 0o7777).toString(8);
+    if (info.isDirectory()) lines.push(`dir ${path} ${mode}`, ...(await listing(root, path)));
+    else if (info.isSymbolicLink()) lines.push(`link ${path} ${await readlink(join(root, path))}`);
+    else lines.push(`file ${path} ${mode} ${await readFile(join(root, path), "utf8")}`);
+  }
+  return lines;
+}
+
+/** A grader that lists the copy it was given (as the next grader would find it). */
+function looking(id: string, seen: Array<{ id: string; root: string; tree: string[] }>) {
+  return {
+    id,
+    kind: "command",
+    usesCopy: true,
+    contractHash: null,
+    grader: {
+      id,
+      grade: async (context: GradeContext): Promise<Grade> => {
+        seen.push({ id, root: context.trialRoot, tree: await listing(context.trialRoot) });
+        return { grader: id, checks: [], score: 100, passed: true };
+      },
+    },
+  } satisfies PreparedGrader;
+}
+
+/** What the trial's code could do in its grading copy when a grader runs it (in the sandbox). */
+const ATTACKS: Record<string, string> = {
+  "only adds files and directories": `
+os.makedirs('.cache/deep', exist_ok=True)
+open('.cache/deep/result', 'w').write('x')
+open('lib/new.txt', 'w').write('new')
+os.symlink('/etc/passwd', 'lib/deep/link')
+os.mkfifo('fifo')`,
+  "rewrites a file in place at the same size and puts its times back": `
+st = os.stat('a.txt')
+with open('a.txt', 'r+') as f: f.write('PASSED!\\n')
+os.utime('a.txt', ns=(st.st_atime_ns, st.st_mtime_ns))`,
+  "moves another file's blocks into a fixture file (EXT4_IOC_MOVE_EXT, which keeps its times)": `
+open('evil', 'w').write('EVIL' * 1024)
+os.sync()
+orig = os.open('evil', os.O_RDWR); donor = os.open('lib/b.txt', os.O_RDWR)
+try:
+    fcntl.ioctl(orig, 0xC028660F, struct.pack('IIQQQQ', 0, donor, 0, 0, 1, 0)); print('moved')
+except OSError as e: print('refused', errno.errorcode[e.errno])
+os.close(orig); os.close(donor); os.remove('evil')`,
+  "sets a default ACL and an attribute": `
+acl = struct.pack('<I', 2) + struct.pack('<HHI', 1, 0o5, 0xffffffff) + struct.pack('<HHI', 4, 0o5, 0xffffffff) + struct.pack('<HHI', 32, 0o5, 0xffffffff)
+for path, name, value in [('lib', 'system.posix_acl_default', acl), ('a.txt', 'user.mark', b'1')]:
+    try:
+        os.setxattr(path, name, value); print('set', name)
+    except OSError as e: print('refused', errno.errorcode[e.errno])`,
+  "changes a directory's mode": "os.chmod('lib', 0o500)",
+  "puts a link where a directory was": `
+os.rename('lib', 'lib2')
+os.symlink('lib2', 'lib')`,
+  "hard-links a fixture file and removes a file": `
+os.link('a.txt', 'alias')
+os.remove('lib/deep/c.txt')`,
+};
+
+/** The attacks after which the copy is put back in place rather than made anew. */
+const PUT_BACK = [
+  "only adds files and directories",
+  "moves another file's blocks into a fixture file (EXT4_IOC_MOVE_EXT, which keeps its times)",
+  "sets a default ACL and an attribute",
+];
+
+describe("gradePatch puts a grading copy back only when nothing recorded changed", () => {
+  let scripts: string;
+  let patch: Uint8Array;
+  let frozen: TreeSnapshot;
+  beforeAll(async () => {
+    scripts = await mkdtemp(join(tmpdir(), "hl-grade-patch-scripts-"));
+    frozen = await snapshotTree(fixture);
+    // The trial's change: a.txt rewritten.
+    const trial = await createTrialWorkspace(fixture, { expectedFixture: frozen });
+    await writeFile(join(trial.root, "a.txt"), "patched\n");
+    patch = (await trial.capturePatch()).patchBytes;
+    await trial.cleanup();
+  });
+  afterAll(() => rm(scripts, { recursive: true, force: true }));
+
+  it.each(Object.entries(ATTACKS))(
+    "the next grader sees the fixture with the patch when the previous one %s",
+    async (name, attack) => {
+      const script = join(scripts, `${Object.keys(ATTACKS).indexOf(name)}.py`);
+      await writeFile(script, `import errno, fcntl, os, struct\n${attack}\n`);
+      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+      const created: string[] = [];
+      const graded = await gradePatch({
+        task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
+        graders: [
+          looking("before", seen),
+          {
+            id: "attack",
+            kind: "command",
+            usesCopy: true,
+            contractHash: null,
+            grader: createCommandGrader({
+              id: "attack",
+              argv: ["python3", script],
+              timeoutMs: 60_000,
+            }),
+          },
+          looking("after", seen),
+        ],
+        fixtureSnapshot: frozen,
+        patch,
+        changedFiles: ["a.txt"],
+        finalText: "",
+        sandbox: await testSandbox(),
+        tempParent: dir,
+        beforeCreate: async (tempDir) => {
+          created.push(tempDir);
+        },
+      });
+      expect(graded.harnessFailure).toBeUndefined();
+      const attackCheck = graded.grades.find((g) => g.grader === "attack")!.checks[0]!;
+      expect(attackCheck.passed, JSON.stringify(attackCheck.evidence)).toBe(true);
+      const said = (attackCheck.evidence as { stdoutTail: string }).stdoutTail;
+      // The calls that change a file unseen are refused by the sandbox.
+      expect(said).not.toMatch(/moved|set /);
+      const [before, after] = seen;
+      expect(before!.tree).toContain("file a.txt 644 patched\n");
+      expect(after!.tree).toEqual(before!.tree);
+      // The reading grader changed nothing, so the attack ran on its copy, put back after it
+      // when the attack changed nothing the fixture had (only added, or was refused).
+      const putBack = PUT_BACK.includes(name);
+      expect(created).toHaveLength(putBack ? 1 : 2);
+      expect(after!.root === before!.root).toBe(putBack);
+    },
+  );
+
+  it("makes a fresh copy for each grader when the sandbox cannot vouch for stat data", async () => {
+    const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+    const created: string[] = [];
+    const sandbox = await testSandbox();
+    const graded = await gradePatch({
+      task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
+      graders: [looking("one", seen), looking("two", seen)],
+      fixtureSnapshot: frozen,
+      patch,
+      changedFiles: ["a.txt"],
+      finalText: "",
+      sandbox: { ...sandbox, changesShowInStat: false },
+      tempParent: dir,
+      beforeCreate: async (tempDir) => {
+        created.push(tempDir);
+      },
+    });
+    expect(graded.harnessFailure).toBeUndefined();
+    expect(created).toHaveLength(2);
+    expect(seen[1]!.tree).toEqual(seen[0]!.tree);
   });
 });

@@ -2,7 +2,20 @@
 // the full snapshot after what a patch does (and more: a change that keeps the size and puts the
 // old mtime back right after the files were recorded); an unchanged file is not read again. (A
 // trial's own copy is always hashed whole: an agent's code can change bytes without stat data.)
-import { chmod, link, mkdir, mkdtemp, rm, stat, unlink, utimes, writeFile } from "node:fs/promises";
+// `restore` puts a remembered copy back when only entries were added, and refuses otherwise.
+import {
+  chmod,
+  link,
+  mkdir,
+  mkdtemp,
+  readdir,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  utimes,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -72,6 +85,78 @@ describe("TrialWorkspace.snapshot after remember", () => {
       expect(quick.files.find((f) => f.path === "a.txt")?.sha256).toBe(
         frozen.files.find((f) => f.path === "a.txt")?.sha256,
       );
+    } finally {
+      await workspace.cleanup();
+    }
+  });
+});
+
+describe("TrialWorkspace.restore", () => {
+  /** A remembered copy of the fixture, and the snapshot it must be back to. */
+  async function remembered() {
+    const workspace = await createTrialWorkspace(fixture, {
+      expectedFixture: frozen,
+      tempParent: dir,
+      forGrading: true,
+    });
+    await workspace.remember();
+    return workspace;
+  }
+
+  it("removes only what was added, however deep, and empties the scratch area", async () => {
+    const workspace = await remembered();
+    try {
+      const root = workspace.root;
+      await mkdir(join(root, "new", "deeper"), { recursive: true });
+      await writeFile(join(root, "new", "deeper", "x"), "x");
+      await writeFile(join(root, "sub", "added.txt"), "added");
+      await symlink("/etc", join(root, "sub", "etc-link"));
+      await writeFile(join(workspace.scratchDir, "left"), "behind");
+      expect(await workspace.restore()).toBe(true);
+      expect((await snapshotTree(root, { mode: "trial" })).hash).toBe(frozen.hash);
+      expect(await readdir(workspace.scratchDir)).toEqual([]);
+      // Twice: nothing to remove the second time.
+      expect(await workspace.restore()).toBe(true);
+    } finally {
+      await workspace.cleanup();
+    }
+  });
+
+  it("refuses, removing nothing, when a recorded file or directory changed in any way", async () => {
+    const changes: Array<[string, (root: string) => Promise<void>]> = [
+      ["the root's mode", (root) => chmod(root, 0o700)],
+      ["a directory's mode", (root) => chmod(join(root, "sub"), 0o700)],
+      ["a file's mode", (root) => chmod(join(root, "a.txt"), 0o600)],
+      [
+        "a file replaced by one of the same content",
+        async (root) => {
+          await unlink(join(root, "b.txt"));
+          await writeFile(join(root, "b.txt"), "bravo\n");
+        },
+      ],
+      ["a file removed", (root) => unlink(join(root, "sub", "c.txt"))],
+      ["a second name for a file", (root) => link(join(root, "a.txt"), join(root, "alias"))],
+    ];
+    for (const [what, change] of changes) {
+      const workspace = await remembered();
+      try {
+        await writeFile(join(workspace.root, "added.txt"), "added");
+        await change(workspace.root);
+        expect(await workspace.restore(), what).toBe(false);
+        await expect(stat(join(workspace.root, "added.txt")), what).resolves.toBeDefined();
+      } finally {
+        await workspace.cleanup();
+      }
+    }
+  });
+
+  it("is false when nothing was remembered", async () => {
+    const workspace = await createTrialWorkspace(fixture, {
+      expectedFixture: frozen,
+      tempParent: dir,
+    });
+    try {
+      expect(await workspace.restore()).toBe(false);
     } finally {
       await workspace.cleanup();
     }

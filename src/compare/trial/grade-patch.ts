@@ -66,7 +66,7 @@ export interface GradePatchInput {
 }
 
 /** The steps of grading a patch, as `onStep` names them. */
-export type GradingStep = "copy" | "apply" | "reproduce" | "grade" | "cleanup";
+export type GradingStep = "copy" | "apply" | "reproduce" | "restore" | "grade" | "cleanup";
 
 export interface GradePatchResult {
   grades: Grade[];
@@ -110,10 +110,18 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     }
   };
   /**
-   * A fresh copy of the fixture with the patch applied, or why there is none. `remember`: its
-   * files are recorded before the patch, so that its snapshot reads only what the patch changed.
+   * A copy that each grader running code can be given again, put back by its stat data after the
+   * grader instead of made anew: only where the sandbox lets no command change a file unseen.
    */
-  const patchedCopy = async (remember = false): Promise<TrialWorkspace | GradePatchResult> => {
+  const reusable = input.sandbox.changesShowInStat;
+  /**
+   * A fresh copy of the fixture with the patch applied and, when `known`, its tree after the
+   * patch (read again only where the patch changed it) and remembered as such; or why there is
+   * no copy.
+   */
+  const patchedCopy = async (
+    known: boolean,
+  ): Promise<{ workspace: TrialWorkspace; tree?: TreeSnapshot } | GradePatchResult> => {
     let workspace: TrialWorkspace;
     try {
       workspace = await timed("copy", () =>
@@ -122,6 +130,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
           beforeCreate: input.beforeCreate,
           expectedFixture: input.fixtureSnapshot,
           ...(input.baseline ? { baseline: input.baseline } : {}),
+          forGrading: true,
         }),
       );
     } catch (error) {
@@ -138,19 +147,26 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       });
     }
     copies.push(workspace);
-    if (remember) await timed("reproduce", () => workspace.remember());
-    if (input.patch.length === 0) return workspace;
-    const applied = await timed("apply", () =>
-      applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),
-    );
-    if (applied.ok) return workspace;
-    // A patch captured from this very fixture always applies; one that does not was made
-    // unappliable by what the trial wrote (run), or the recording was damaged (regrade).
+    if (known) await timed("reproduce", () => workspace.remember());
+    if (input.patch.length > 0) {
+      const applied = await timed("apply", () =>
+        applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),
+      );
+      if (!applied.ok) return unappliable(applied.message);
+    }
+    if (!known) return { workspace };
+    const tree = await timed("reproduce", () => workspace.snapshot());
+    if (reusable && input.patch.length > 0) await timed("restore", () => workspace.remember(tree));
+    return { workspace, tree };
+  };
+  /** A patch captured from this very fixture always applies; why this one did not. */
+  const unappliable = (message: string): GradePatchResult => {
+    // Made unappliable by what the trial wrote (run), or the recording was damaged (regrade).
     if (input.expectedTree !== undefined && copies.length === 1) {
       integrity.push(
         integrityGrade(
           "patch-applies",
-          `the trial's patch does not apply to a fresh copy of the fixture: ${applied.message}`,
+          `the trial's patch does not apply to a fresh copy of the fixture: ${message}`,
         ),
       );
       return result({});
@@ -158,16 +174,15 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     return result({
       harnessFailure: {
         reason: "grader_failed",
-        message: `the recorded patch does not apply: ${applied.message}`,
+        message: `the recorded patch does not apply: ${message}`,
       },
     });
   };
   try {
-    const first = await patchedCopy(input.expectedTree !== undefined);
-    if (!isWorkspace(first)) return first;
-    if (input.expectedTree !== undefined) {
-      const reproduced = await timed("reproduce", () => first.snapshot());
-      const differing = treeDifferences(input.expectedTree, reproduced);
+    const first = await patchedCopy(input.expectedTree !== undefined || reusable);
+    if (!("workspace" in first)) return first;
+    if (input.expectedTree !== undefined && first.tree !== undefined) {
+      const differing = treeDifferences(input.expectedTree, first.tree);
       if (differing.length > 0) {
         integrity.push(
           integrityGrade(
@@ -184,18 +199,22 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       ...indexed.filter(([, g]) => !g.usesCopy),
       ...indexed.filter(([, g]) => g.usesCopy),
     ];
-    let firstCopyUsed = false;
+    let copy = first.workspace;
+    let copyUsed = false;
     for (const [index, prepared] of order) {
       running = prepared.id;
-      let copy = first;
-      if (prepared.usesCopy && firstCopyUsed) {
-        // The previous grader's copy is done with: only one copy is on disk at a time.
-        await timed("cleanup", async () => copies.at(-1)?.cleanup());
-        const fresh = await patchedCopy();
-        if (!isWorkspace(fresh)) return fresh;
-        copy = fresh;
+      if (prepared.usesCopy && copyUsed) {
+        // The previous grader ran the trial's code in the copy: put it back, or make another
+        // (only one copy is on disk at a time).
+        const restored = reusable && (await timed("restore", () => copy.restore()));
+        if (!restored) {
+          await timed("cleanup", async () => copy.cleanup());
+          const fresh = await patchedCopy(reusable);
+          if (!("workspace" in fresh)) return fresh;
+          copy = fresh.workspace;
+        }
       }
-      if (prepared.usesCopy) firstCopyUsed = true;
+      if (prepared.usesCopy) copyUsed = true;
       const outcome = await timed("grade", () => gradeWithinBudget(prepared, copy, input));
       if ("overBudget" in outcome) {
         graded.push({ index, grade: outcome.overBudget });
@@ -285,8 +304,4 @@ async function gradeWithinBudget(
   } finally {
     await watch?.stop();
   }
-}
-
-function isWorkspace(value: TrialWorkspace | GradePatchResult): value is TrialWorkspace {
-  return "root" in value;
 }
