@@ -1,7 +1,7 @@
 // What the sandbox needs to know about this machine: where bwrap and prlimit are, the layout of
 // the system directories it mirrors, and whether a sandbox really starts here (asked once).
-import { constants, rmSync } from "node:fs";
-import { access, lstat, mkdtemp, readlink, realpath, writeFile } from "node:fs/promises";
+import { constants, openSync } from "node:fs";
+import { access, lstat, mkdtemp, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { runCommand } from "../shared/index.js";
@@ -180,13 +180,22 @@ export function withSeccomp(filter: string | undefined, argv: readonly string[])
   return ["/bin/sh", "-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...argv];
 }
 
-/** The filter, written once per process into a directory of its own, removed at exit. */
+/**
+ * The filter, as a path the shell in front of each command can open: written once per process to
+ * a file that is opened and then removed at once, so nothing stays on disk whatever ends the
+ * process; the path is this process's descriptor for it under /proc.
+ */
 async function writeSeccompFilter(): Promise<string | undefined> {
   const program = statEvidenceFilter(process.arch);
   if (program === undefined) return undefined;
   const dir = await mkdtemp(join(tmpdir(), "harnesslab-seccomp-"));
-  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, "filter.bpf");
-  await writeFile(path, program, { mode: 0o400 });
-  return path;
+  try {
+    const file = join(dir, "filter.bpf");
+    await writeFile(file, program, { mode: 0o400 });
+    // Kept open for the process's life (a number, so no garbage collection closes it).
+    const descriptor = openSync(file, "r");
+    return `/proc/${process.pid}/fd/${descriptor}`;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

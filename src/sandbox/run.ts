@@ -185,7 +185,8 @@ export function createBwrapSandbox(
   };
   return {
     kind: "bwrap",
-    description: programs.version,
+    // Recorded with the run: whether its grading copies could be put back by their stat data.
+    description: `${programs.version}${programs.seccompFilter === undefined ? "" : " with its seccomp filter"}`,
     limits,
     changesShowInStat: programs.seccompFilter !== undefined,
     wrap,

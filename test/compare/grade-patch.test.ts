@@ -21,10 +21,14 @@ import { gradePatch } from "../../src/compare/trial/grade-patch.js";
 import type { PreparedGrader } from "../../src/compare/trial/graders.js";
 import { createCommandGrader, type Grade, type GradeContext } from "../../src/graders/index.js";
 import {
+  type BaselineArea,
+  createBaselineArea,
   createTrialWorkspace,
+  type SharedBaseline,
   snapshotTree,
   type TreeSnapshot,
 } from "../../src/workspace/index.js";
+import { assertBaselineIntact } from "../../src/workspace/shared-baseline.js";
 import { testSandbox } from "../support/sandbox.js";
 
 let dir: string;
@@ -163,6 +167,17 @@ os.symlink('lib2', 'lib')`,
   "hard-links a fixture file and removes a file": `
 os.link('a.txt', 'alias')
 os.remove('lib/deep/c.txt')`,
+  "writes the run's shared packs and its copy's index": `
+pack = '.git/objects/pack'
+for name in os.listdir(pack):
+    path = os.path.join(pack, name)
+    for what, attempt in [('append', lambda: open(path, 'ab').write(b'x')), ('chmod', lambda: os.chmod(path, 0o644)), ('link', lambda: os.link(path, name)), ('remove', lambda: os.remove(path))]:
+        try:
+            attempt(); print('wrote', what, name)
+        except OSError as e: print('refused', what, errno.errorcode[e.errno])
+try:
+    open('.git/index', 'ab').write(b'x'); print('wrote the index')
+except OSError as e: print('refused index', errno.errorcode[e.errno])`,
 };
 
 /** The attacks after which the copy is put back in place rather than made anew. */
@@ -170,22 +185,31 @@ const PUT_BACK = [
   "only adds files and directories",
   "moves another file's blocks into a fixture file (EXT4_IOC_MOVE_EXT, which keeps its times)",
   "sets a default ACL and an attribute",
+  "writes the run's shared packs and its copy's index",
 ];
 
 describe("gradePatch puts a grading copy back only when nothing recorded changed", () => {
   let scripts: string;
   let patch: Uint8Array;
   let frozen: TreeSnapshot;
+  let area: BaselineArea;
+  let baseline: SharedBaseline;
   beforeAll(async () => {
     scripts = await mkdtemp(join(tmpdir(), "hl-grade-patch-scripts-"));
     frozen = await snapshotTree(fixture);
+    // Every copy's .git links the run's packs, as in a run.
+    area = await createBaselineArea({ tempParent: dir });
+    baseline = await area.build(fixture, frozen);
     // The trial's change: a.txt rewritten.
     const trial = await createTrialWorkspace(fixture, { expectedFixture: frozen });
     await writeFile(join(trial.root, "a.txt"), "patched\n");
     patch = (await trial.capturePatch()).patchBytes;
     await trial.cleanup();
   });
-  afterAll(() => rm(scripts, { recursive: true, force: true }));
+  afterAll(async () => {
+    await area.dispose();
+    await rm(scripts, { recursive: true, force: true });
+  });
 
   it.each(Object.entries(ATTACKS))(
     "the next grader sees the fixture with the patch when the previous one %s",
@@ -216,6 +240,7 @@ describe("gradePatch puts a grading copy back only when nothing recorded changed
         changedFiles: ["a.txt"],
         finalText: "",
         sandbox: await testSandbox(),
+        baseline,
         tempParent: dir,
         beforeCreate: async (tempDir) => {
           created.push(tempDir);
@@ -225,8 +250,10 @@ describe("gradePatch puts a grading copy back only when nothing recorded changed
       const attackCheck = graded.grades.find((g) => g.grader === "attack")!.checks[0]!;
       expect(attackCheck.passed, JSON.stringify(attackCheck.evidence)).toBe(true);
       const said = (attackCheck.evidence as { stdoutTail: string }).stdoutTail;
-      // The calls that change a file unseen are refused by the sandbox.
-      expect(said).not.toMatch(/moved|set /);
+      // The calls that change a file unseen are refused by the sandbox, and so is every write to
+      // what the copies share.
+      expect(said).not.toMatch(/moved|set |wrote/);
+      await assertBaselineIntact(baseline);
       const [before, after] = seen;
       expect(before!.tree).toContain("file a.txt 644 patched\n");
       expect(after!.tree).toEqual(before!.tree);
