@@ -1,6 +1,6 @@
 // What the sandbox needs to know about this machine: where bwrap and prlimit are, the layout of
 // the system directories it mirrors, and whether a sandbox really starts here (asked once).
-import { constants, openSync } from "node:fs";
+import { constants, fstatSync, openSync, statSync } from "node:fs";
 import { access, lstat, mkdtemp, readlink, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -177,8 +177,20 @@ export const SECCOMP_ARGS: readonly string[] = ["--seccomp", String(SECCOMP_FD)]
  */
 export function withSeccomp(filter: string | undefined, argv: readonly string[]): string[] {
   if (filter === undefined) return [...argv];
-  return ["/bin/sh", "-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...argv];
+  // The shell runs outside the sandbox: none of the variables a shell reads code from at start
+  // (bash's SHELLOPTS with a PS4 of its choosing, BASH_ENV, ENV) reaches it.
+  return [
+    "/usr/bin/env",
+    ...SHELL_STARTUP_VARIABLES.flatMap((name) => ["-u", name]),
+    "/bin/sh",
+    "-c",
+    `exec "$@" ${SECCOMP_FD}<"$0"`,
+    filter,
+    ...argv,
+  ];
 }
+
+const SHELL_STARTUP_VARIABLES = ["SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "PS4"];
 
 /**
  * The filter, as a path the shell in front of each command can open: written once per process to
@@ -188,14 +200,21 @@ export function withSeccomp(filter: string | undefined, argv: readonly string[])
 async function writeSeccompFilter(): Promise<string | undefined> {
   const program = statEvidenceFilter(process.arch);
   if (program === undefined) return undefined;
-  const dir = await mkdtemp(join(tmpdir(), "harnesslab-seccomp-"));
+  let dir: string | undefined;
   try {
+    dir = await mkdtemp(join(tmpdir(), "harnesslab-seccomp-"));
     const file = join(dir, "filter.bpf");
     await writeFile(file, program, { mode: 0o400 });
     // Kept open for the process's life (a number, so no garbage collection closes it).
     const descriptor = openSync(file, "r");
-    return `/proc/${process.pid}/fd/${descriptor}`;
+    const path = `/proc/${process.pid}/fd/${descriptor}`;
+    // The path must lead to this very file (a /proc of another pid namespace would not).
+    const [held, named] = [fstatSync(descriptor), statSync(path)];
+    return held.dev === named.dev && held.ino === named.ino ? path : undefined;
+  } catch {
+    // No temporary directory, no /proc: commands are contained without the filter.
+    return undefined;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   }
 }

@@ -3,10 +3,12 @@
 // the file's stat data: the defragmentation and range-exchange ioctls that move another file's
 // blocks into a file while leaving its times alone (ext4's EXT4_IOC_MOVE_EXT, XFS's
 // XFS_IOC_SWAPEXT and XFS_IOC_EXCHANGE_RANGE, f2fs's F2FS_IOC_MOVE_RANGE), the inode flag and
-// fsxattr ioctls, and extended attributes (which carry ACLs). With them refused, a file whose
-// ctime did not move still holds what it held, which lets the harness check a tree a command
-// could write by its stat data instead of reading every byte again. Programs take the answers
-// as "not supported here" (ENOTTY for an ioctl, ENOTSUP for an attribute) and carry on.
+// fsxattr ioctls and file_setattr, extended attributes (which carry ACLs), and io_uring, whose
+// operations bypass the filter. With them refused, a file whose ctime did not move still holds
+// what it held (on filesystems whose shared mappings mark writes: see `restoreKnownTree`), which
+// lets the harness check a tree a command could write by its stat data instead of reading every
+// byte again. Programs take the answers as "not supported here" (ENOTTY for an ioctl, ENOTSUP for
+// an attribute, ENOSYS for a call) and carry on; libuv and liburing fall back from io_uring.
 
 /** `struct sock_filter` instructions of classic BPF, as seccomp takes them. */
 const LOAD_WORD = 0x20; // BPF_LD | BPF_W | BPF_ABS
@@ -16,6 +18,7 @@ const RETURN = 0x06; // BPF_RET | BPF_K
 
 const SECCOMP_RET_ALLOW = 0x7fff0000;
 const SECCOMP_RET_ERRNO = 0x00050000;
+const ENOSYS = 38;
 const ENOTTY = 25;
 const ENOTSUP = 95;
 
@@ -38,7 +41,17 @@ const REFUSED_IOCTLS = [
   0x5820, // FS_IOC_FSSETXATTR ('X', 32): project id and inode flags
   0x9409, // FICLONE (0x94, 9): shares another file's blocks
   0x940d, // FICLONERANGE (0x94, 13)
+  0x5882, // XFS_IOC_START_COMMIT ('X', 130), with the next: XFS's atomic range exchange
+  0x5883, // XFS_IOC_COMMIT_RANGE ('X', 131)
+  0x6685, // FS_IOC_ENABLE_VERITY ('f', 133): would make a file unwritable for good
 ];
+
+/**
+ * Calls refused on every ABI with ENOSYS (same numbers everywhere): io_uring, whose operations
+ * (IORING_OP_SETXATTR among them) never pass this filter, and file_setattr (Linux 6.17), which
+ * sets the inode flags the ioctls above would.
+ */
+const REFUSED_CALLS = [425, 426, 427, 469];
 
 interface ArchitectureCalls {
   audit: number;
@@ -129,6 +142,12 @@ export function statEvidenceFilter(arch: string): Buffer | undefined {
     for (const nr of abi.ioctl) steps.push({ op: "jeq", value: nr >>> 0, to: "ioctl" });
     for (const nr of abi.xattrWrites)
       steps.push({ op: "jeq", value: nr >>> 0, to: "refuse-xattr" });
+    for (const nr of REFUSED_CALLS) {
+      steps.push({ op: "jeq", value: nr, to: "refuse-call" });
+      // x32 makes the same calls with bit 30 set.
+      if (abi.audit === 0xc000003e)
+        steps.push({ op: "jeq", value: (0x40000000 | nr) >>> 0, to: "refuse-call" });
+    }
     steps.push(allow);
   });
   steps.push(
@@ -144,6 +163,8 @@ export function statEvidenceFilter(arch: string): Buffer | undefined {
     { op: "return", value: SECCOMP_RET_ERRNO | ENOTTY },
     { op: "label", name: "refuse-xattr" },
     { op: "return", value: SECCOMP_RET_ERRNO | ENOTSUP },
+    { op: "label", name: "refuse-call" },
+    { op: "return", value: SECCOMP_RET_ERRNO | ENOSYS },
   );
   const program = assemble(steps);
   const bytes = Buffer.alloc(program.length * 8);

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, createReadStream } from "node:fs";
-import { lstat, readFile, readlink, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, readFile, readlink, rm, stat, statfs, writeFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { mapLimit } from "./pool.js";
 import type { SnapshotOptions, TreeEntry, TreeSnapshot } from "./types.js";
@@ -81,6 +81,13 @@ function dirKey(info: BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.mode}:${info.uid}:${info.gid}`;
 }
 
+/**
+ * Filesystems (`statfs` types) on which every change to a file's bytes moves its ctime once the
+ * sandbox's seccomp filter is in place, writes through shared mappings included: ext2/3/4, XFS,
+ * btrfs. Anywhere else (tmpfs, overlayfs, network filesystems) a copy is never put back.
+ */
+const WRITES_SHOW_IN_CTIME = new Set([0xef53, 0x58465342, 0x9123683e]);
+
 /** The longest `rememberTree` waits for the file clock to move (it always does within a tick). */
 const CLOCK_WAIT_MS = 2_000;
 
@@ -133,17 +140,25 @@ export async function rememberTree(
 
 /**
  * Puts a tree back to the one `rememberTree` recorded, when all that changed is entries added:
- * those are removed, and true is returned once a second look finds every recorded file and
- * directory with its recorded stat data and nothing else. False (the tree left as it is) when a
- * recorded file or directory changed, went or was replaced, or anything could not be removed.
+ * every recorded file, link and directory still has its recorded stat data; what was added is
+ * removed and true returned. False (the tree left as it is) when a recorded entry changed, went
+ * or was replaced, or anything could not be removed.
  * Only for a tree whose writers could not change a file without its stat data showing it (see
  * `CommandSandbox.changesShowInStat`).
  */
 export async function restoreKnownTree(root: string, known: KnownTree): Promise<boolean> {
+  // Where a shared mapping's writes do not move a file's times (tmpfs has no page_mkwrite: a page
+  // read first is then written without a fault), stat data prove nothing.
+  const filesystem = await statfs(root).catch(() => undefined);
+  if (filesystem === undefined || !WRITES_SHOW_IN_CTIME.has(filesystem.type)) return false;
   const extra: string[] = [];
   const intact = async (): Promise<boolean> => {
-    extra.length = 0;
     const walked = await walkTree(root, "trial");
+    // Names are decoded from bytes: a name that is not UTF-8 reads as another (U+FFFD), and two
+    // names could read as one recorded entry.
+    const paths = new Set(walked.map((entry) => entry.path));
+    if (paths.size !== walked.length || walked.some((entry) => entry.path.includes("\uFFFD")))
+      return false;
     const top = await lstat(root, { bigint: true });
     if (!top.isDirectory() || dirKey(top) !== known.dirs.get("")) return false;
     let seen = 1;
@@ -170,9 +185,18 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
   };
   try {
     if (!(await intact())) return false;
-    if (extra.length === 0) return true;
+    // Nothing runs in the tree now, and removing what was added changes no recorded entry (a
+    // second name for a recorded file would already have moved that file's ctime).
     await Promise.all(extra.map((path) => rm(path, { recursive: true, force: true })));
-    return (await intact()) && extra.length === 0;
+    const gone = await Promise.all(
+      extra.map((path) =>
+        lstat(path).then(
+          () => false,
+          (error: NodeJS.ErrnoException) => error.code === "ENOENT",
+        ),
+      ),
+    );
+    return gone.every(Boolean);
   } catch {
     return false;
   }

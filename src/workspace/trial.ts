@@ -1,4 +1,4 @@
-import { mkdir, realpath, rm } from "node:fs/promises";
+import { mkdir, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCopy, copyFixture, sameFiles } from "./copy.js";
@@ -113,10 +113,15 @@ export async function createTrialWorkspace(
       },
       restore: async () => {
         if (known === undefined || !(await restoreKnownTree(root, known))) return false;
-        // The next command starts with an empty scratch area too, as on a fresh copy.
-        await rm(scratchDir, { recursive: true, force: true });
-        await mkdir(scratchDir);
-        return true;
+        // The next command starts with an empty scratch area too, as on a fresh copy; one that
+        // cannot be emptied (a grader's code left a directory it cannot be read in) is not used.
+        try {
+          await removeTree(scratchDir);
+          await mkdir(scratchDir);
+          return true;
+        } catch {
+          return false;
+        }
       },
       snapshot: () => snapshotTree(root, { mode: "trial", ...(known ? { known } : {}) }),
       // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.

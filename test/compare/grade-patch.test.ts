@@ -265,6 +265,38 @@ describe("gradePatch puts a grading copy back only when nothing recorded changed
     },
   );
 
+  it("makes a fresh copy after a grader whose command the sandbox had to stop (its processes may still be going)", async () => {
+    const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+    const created: string[] = [];
+    const graded = await gradePatch({
+      task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
+      graders: [
+        looking("before", seen),
+        {
+          id: "slow",
+          kind: "command",
+          usesCopy: true,
+          contractHash: null,
+          grader: createCommandGrader({ id: "slow", argv: ["sleep", "30"], timeoutMs: 300 }),
+        },
+        looking("after", seen),
+      ],
+      fixtureSnapshot: frozen,
+      patch,
+      changedFiles: ["a.txt"],
+      finalText: "",
+      sandbox: await testSandbox(),
+      baseline,
+      tempParent: dir,
+      beforeCreate: async (tempDir) => {
+        created.push(tempDir);
+      },
+    });
+    expect(graded.grades.find((g) => g.grader === "slow")?.passed).toBe(false);
+    expect(created).toHaveLength(2);
+    expect(seen[1]!.tree).toEqual(seen[0]!.tree);
+  });
+
   it("makes a fresh copy for each grader when the sandbox cannot vouch for stat data", async () => {
     const seen: Array<{ id: string; root: string; tree: string[] }> = [];
     const created: string[] = [];

@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 const PROBE = `
-import errno, fcntl, os, struct
+import ctypes, errno, fcntl, os, struct
 open('a', 'w').write('A' * 4096)
 open('b', 'w').write('B' * 4096)
 fa = os.open('a', os.O_RDWR); fb = os.open('b', os.O_RDWR)
@@ -35,6 +35,14 @@ attempt('fionread', lambda: fcntl.ioctl(r, 0x541B, bytes(4)))
 attempt('setxattr', lambda: os.setxattr('a', 'user.mark', b'1'))
 attempt('removexattr', lambda: os.removexattr('a', 'user.mark'))
 attempt('listxattr', lambda: os.listxattr('a'))
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, nr, *args):
+    if libc.syscall(nr, *args) == -1: print(name, errno.errorcode[ctypes.get_errno()])
+    else: print(name, 'ok')
+params = ctypes.create_string_buffer(120)
+# io_uring's operations (IORING_OP_SETXATTR among them) would never pass the filter.
+call('io_uring_setup', 425, 8, params)
+call('file_setattr', 469, -100, b'a', 0, 0, 0)
 `;
 
 describe("the sandbox's seccomp filter", () => {
@@ -81,6 +89,8 @@ describe("the sandbox's seccomp filter", () => {
       setflags: "ENOTTY",
       setxattr: "ENOTSUP",
       removexattr: "ENOTSUP",
+      io_uring_setup: "ENOSYS",
+      file_setattr: "ENOSYS",
       fionread: "ok",
       listxattr: "ok",
     });

@@ -11,6 +11,7 @@ import {
   readdir,
   rm,
   stat,
+  statfs,
   symlink,
   unlink,
   utimes,
@@ -147,6 +148,45 @@ describe("TrialWorkspace.restore", () => {
       } finally {
         await workspace.cleanup();
       }
+    }
+  });
+
+  it("refuses a tree holding a name that is not UTF-8, which could read as a recorded one", async () => {
+    const workspace = await remembered();
+    try {
+      // `sub/c\xff.txt` lists as `sub/c\uFFFD.txt`: never taken for what was recorded.
+      const raw = Buffer.concat([
+        Buffer.from(`${join(workspace.root, "sub")}/c`),
+        Buffer.from([0xff]),
+        Buffer.from(".txt"),
+      ]);
+      await writeFile(raw, "charlie\n");
+      expect(await workspace.restore()).toBe(false);
+    } finally {
+      await workspace.cleanup();
+    }
+  });
+
+  it("never puts back a copy on tmpfs, whose shared mappings write without moving ctime", async () => {
+    const shm = "/dev/shm";
+    const type = await statfs(shm).then(
+      (found) => found.type,
+      () => undefined,
+    );
+    if (type !== 0x01021994) {
+      console.log(`${shm} is not a tmpfs here: the tmpfs case is not checked`);
+      return;
+    }
+    const workspace = await createTrialWorkspace(fixture, {
+      expectedFixture: frozen,
+      tempParent: shm,
+      forGrading: true,
+    });
+    try {
+      await workspace.remember();
+      expect(await workspace.restore()).toBe(false);
+    } finally {
+      await workspace.cleanup();
     }
   });
 

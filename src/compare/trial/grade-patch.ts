@@ -201,12 +201,18 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     ];
     let copy = first.workspace;
     let copyUsed = false;
+    /**
+     * Whether the last grader's sandbox ended a command before it exited (its timeout, an abort):
+     * the sandbox's processes then die after the call returns, and the copy is not put back.
+     */
+    let lastCutShort = false;
     for (const [index, prepared] of order) {
       running = prepared.id;
       if (prepared.usesCopy && copyUsed) {
         // The previous grader ran the trial's code in the copy: put it back, or make another
         // (only one copy is on disk at a time).
-        const restored = reusable && (await timed("restore", () => copy.restore()));
+        const restored =
+          reusable && !lastCutShort && (await timed("restore", () => copy.restore()));
         if (!restored) {
           await timed("cleanup", async () => copy.cleanup());
           const fresh = await patchedCopy(reusable);
@@ -216,6 +222,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       }
       if (prepared.usesCopy) copyUsed = true;
       const outcome = await timed("grade", () => gradeWithinBudget(prepared, copy, input));
+      lastCutShort = outcome.cutShort;
       if ("overBudget" in outcome) {
         graded.push({ index, grade: outcome.overBudget });
         return result({});
@@ -247,13 +254,41 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
 }
 
 /**
- * One grader on its copy, stopped when the copy goes over the disk budget: the trial's code the
- * grader runs (an `npm test`) wrote it, so that is a failed grade of the trial's.
+ * One grader on its copy (see `gradeOnCopy`), and whether its sandbox cut a command short: the
+ * grader is given the sandbox through a wrapper that notes it.
  */
 async function gradeWithinBudget(
   prepared: PreparedGrader,
   copy: TrialWorkspace,
   input: GradePatchInput,
+): Promise<({ grade: Grade } | { overBudget: Grade }) & { cutShort: boolean }> {
+  let cutShort = false;
+  const sandbox: CommandSandbox = {
+    ...input.sandbox,
+    run: async (argv, options) => {
+      const result = await input.sandbox.run(argv, options);
+      if (result.timedOut || result.aborted) cutShort = true;
+      return result;
+    },
+    // A command the grader starts itself may outlive the grade: nothing can be said of the copy.
+    wrap: (argv, options) => {
+      cutShort = true;
+      return input.sandbox.wrap(argv, options);
+    },
+  };
+  const outcome = await gradeOnCopy(prepared, copy, input, sandbox);
+  return { ...outcome, cutShort };
+}
+
+/**
+ * One grader on its copy, stopped when the copy goes over the disk budget: the trial's code the
+ * grader runs (an `npm test`) wrote it, so that is a failed grade of the trial's.
+ */
+async function gradeOnCopy(
+  prepared: PreparedGrader,
+  copy: TrialWorkspace,
+  input: GradePatchInput,
+  sandbox: CommandSandbox,
 ): Promise<{ grade: Grade } | { overBudget: Grade }> {
   const stop = new AbortController();
   const signal = input.signal ? AbortSignal.any([input.signal, stop.signal]) : stop.signal;
@@ -294,7 +329,7 @@ async function gradeWithinBudget(
       finalText: input.finalText,
       ...(input.forgeState === undefined ? {} : { forgeState: input.forgeState }),
       scratchDir: copy.scratchDir,
-      sandbox: input.sandbox,
+      sandbox,
       signal,
     });
     return overBudget === undefined ? { grade } : overGrade(overBudget);
