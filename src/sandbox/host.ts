@@ -177,8 +177,8 @@ export const SECCOMP_ARGS: readonly string[] = ["--seccomp", String(SECCOMP_FD)]
  */
 export function withSeccomp(filter: string | undefined, argv: readonly string[]): string[] {
   if (filter === undefined) return [...argv];
-  // The shell runs outside the sandbox: none of the variables a shell reads code from at start
-  // (bash's SHELLOPTS with a PS4 of its choosing, BASH_ENV, ENV) reaches it.
+  // The shell runs outside the sandbox: bash's SHELLOPTS (xtrace, with a PS4 of its choosing)
+  // would run code in it. Run as `sh -c`, neither bash nor dash reads BASH_ENV or ENV.
   return [
     "/usr/bin/env",
     ...SHELL_STARTUP_VARIABLES.flatMap((name) => ["-u", name]),
@@ -190,7 +190,7 @@ export function withSeccomp(filter: string | undefined, argv: readonly string[])
   ];
 }
 
-const SHELL_STARTUP_VARIABLES = ["SHELLOPTS", "BASHOPTS", "BASH_ENV", "ENV", "PS4"];
+const SHELL_STARTUP_VARIABLES = ["SHELLOPTS", "BASHOPTS"];
 
 /**
  * The filter, as a path the shell in front of each command can open: written once per process to

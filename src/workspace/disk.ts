@@ -2,9 +2,7 @@
 // trial going over its budget. A trial's writes have no quota of the operating system's (that
 // needs root or a file system per trial), so the harness measures them: cheaply and often from
 // the file system's own free space, and by walking the trial's tree when that moved.
-import type { Dirent } from "node:fs";
 import { lstat, readdir, statfs } from "node:fs/promises";
-import { join } from "node:path";
 
 const MiB = 1024 * 1024;
 
@@ -16,7 +14,9 @@ const MiB = 1024 * 1024;
 export async function diskUsage(root: string): Promise<number> {
   const seen = new Set<string>();
   let total = 0;
-  const visit = async (path: string): Promise<void> => {
+  // Paths as bytes: a name that is not UTF-8 would not survive decoding, and what it holds
+  // would go uncounted.
+  const visit = async (path: Buffer): Promise<void> => {
     const info = await lstat(path, { bigint: true }).catch(() => undefined);
     if (info === undefined) return;
     if (info.nlink > 1n) {
@@ -26,12 +26,14 @@ export async function diskUsage(root: string): Promise<number> {
     }
     total += Number(info.blocks) * 512;
     if (!info.isDirectory()) return;
-    const entries: Dirent[] = await readdir(path, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) await visit(join(path, entry.name));
+    const names = await readdir(path, { encoding: "buffer" }).catch((): Buffer[] => []);
+    for (const name of names) await visit(Buffer.concat([path, SEPARATOR, name]));
   };
-  await visit(root);
+  await visit(Buffer.from(root));
   return total;
 }
+
+const SEPARATOR = Buffer.from("/");
 
 /** Free bytes for an unprivileged writer on the file system holding `path`. */
 export async function freeBytes(path: string): Promise<number> {

@@ -113,7 +113,8 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
    * A copy that each grader running code can be given again, put back by its stat data after the
    * grader instead of made anew: only where the sandbox lets no command change a file unseen.
    */
-  const reusable = input.sandbox.changesShowInStat;
+  const reusable =
+    input.sandbox.changesShowInStat && input.graders.filter((g) => g.usesCopy).length > 1;
   /**
    * A fresh copy of the fixture with the patch applied and, when `known`, its tree after the
    * patch (read again only where the patch changed it) and remembered as such; or why there is
@@ -214,7 +215,8 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
         const restored =
           reusable && !lastCutShort && (await timed("restore", () => copy.restore()));
         if (!restored) {
-          await timed("cleanup", async () => copy.cleanup());
+          // One that cannot be removed now is tried again at the end; the next grader needs none.
+          await timed("cleanup", async () => copy.cleanup().catch(() => {}));
           const fresh = await patchedCopy(reusable);
           if (!("workspace" in fresh)) return fresh;
           copy = fresh.workspace;
