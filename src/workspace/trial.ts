@@ -53,6 +53,9 @@ async function sharedRepository(
   );
 }
 
+/** The most files and directories a grading copy is checked by hashing it in-process. */
+const CONTENT_CHECK_MAX_ENTRIES = 2_000;
+
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:
  *
@@ -94,8 +97,12 @@ export async function createTrialWorkspace(
       mkdir(hooksDir),
       copyFixture(fixtureDir, root),
     ]).then(([, , copied]) => copied);
+    // Hashing a small copy here spares a git process; on a large one git's refresh is faster.
+    const checkedByContent =
+      options.forGrading === true &&
+      (shared?.fixture.files.length ?? 0) <= CONTENT_CHECK_MAX_ENTRIES;
     const baseline = shared
-      ? await sharedRepository(root, scratchDir, hooksDir, shared, copying, !!options.forGrading)
+      ? await sharedRepository(root, scratchDir, hooksDir, shared, copying, checkedByContent)
       : await copying.then(async () => {
           if (verified !== undefined) await checkCopy(root, verified);
           return createBaseline(root, scratchDir, hooksDir);

@@ -208,9 +208,10 @@ export interface CreateTrialWorkspaceOptions {
    */
   baseline?: SharedBaseline;
   /**
-   * A copy no patch is captured from (a grading copy): with a shared baseline, it is checked by
-   * hashing it here instead of by git, and its index keeps no stat data (a git command run in it
-   * compares files by content). Its `capturePatch` still works, slower.
+   * A copy no patch is captured from (a grading copy): with a shared baseline of a small fixture
+   * (up to 2,000 entries), it is checked by hashing it here instead of by git's refresh, and its
+   * index then keeps no stat data (a git command run in it compares files by content). Its
+   * `capturePatch` still works, slower.
    */
   forGrading?: boolean;
 }
