@@ -78,11 +78,13 @@ export interface GradePatchResult {
 
 /**
  * Grades one trial's patch on fresh, verified copies of the fixture; removes each copy after.
- * Every grader that reads the copy gets one of its own: a grader that runs the trial's code
- * (`npm test` imports it) runs it with the copy writable, and that code could otherwise rewrite
- * what the next grader reads (its script, the tests) and pass a change that fixes nothing. The
- * graders that read no file (scope, forge state, read facts) go first, on the first copy, which
- * they leave as it was for the first grader that reads it. Grades come back in the task's order.
+ * Every grader that reads the copy starts from the fixture with the patch and nothing else: a
+ * grader that runs the trial's code (`npm test` imports it) runs it with the copy writable, and
+ * that code could otherwise rewrite what the next grader reads (its script, the tests) and pass a
+ * change that fixes nothing. The copy is put back for the next grader when its stat data show
+ * that nothing recorded changed (only where the sandbox makes stat data evidence), and made anew
+ * otherwise. The graders that read no file (scope, forge state, read facts) go first, on the
+ * first copy, which they leave as it was. Grades come back in the task's order.
  */
 export async function gradePatch(input: GradePatchInput): Promise<GradePatchResult> {
   const copies: TrialWorkspace[] = [];
