@@ -19,6 +19,7 @@ import { createCommandGrader, createScopeGrader } from "../src/graders/index.js"
 import {
   createBaselineArea,
   createTrialWorkspace,
+  diffSnapshots,
   snapshotTree,
   type TreeSnapshot,
 } from "../src/workspace/index.js";
@@ -108,7 +109,10 @@ async function oneTrial(
   // Whole, as a run takes it: the agent's code is not trusted to leave stat data honest.
   const after = await snapshotTree(workspace.root, { mode: "trial" });
   lap("snapshot");
-  const patch = await workspace.capturePatch();
+  // As a run asks: git adds paths only when the snapshot shows new ones.
+  const patch = await workspace.capturePatch({
+    addsPaths: diffSnapshots(frozen, after).added.length > 0,
+  });
   lap("patch");
   await workspace.cleanup();
   lap("cleanup");

@@ -341,9 +341,10 @@ async function restoreRepository(root: string, baseline: GitBaseline): Promise<v
 }
 
 /**
- * Why git could not diff against the recorded baseline: its commit gone from the repository (the
- * trial's doing), or `failure` itself. Asked only after a failure, so a capture that works
- * spends no process on it.
+ * Why git could not diff against the recorded baseline: git itself broken or gone (it fails
+ * outside the trial too: the machine's failure, `git-failed`), the baseline commit gone from the
+ * repository (the trial's doing), or `failure` itself. Asked only after a failure, so a capture
+ * that works spends no process on it.
  */
 async function missingBaseline(
   root: string,
@@ -351,6 +352,17 @@ async function missingBaseline(
   baseline: GitBaseline,
   failure: unknown,
 ): Promise<unknown> {
+  // In the harness's own folder, where nothing the trial did can reach.
+  const usable = await runCommand(["git", ...HARNESS_GIT_OPTIONS, "version"], {
+    cwd: home,
+    env: gitEnv(root, home),
+    timeoutMs: GIT_TIMEOUT_MS,
+  });
+  if (usable.exitCode !== 0 && failure instanceof WorkspaceError)
+    return new WorkspaceError("git-failed", failure.message, {
+      ...failure.evidence,
+      gitVersion: usable.spawnError ?? tail(usable.stderr || `exited with ${usable.exitCode}`),
+    });
   const present = await runCommand(
     ["git", ...HARNESS_GIT_OPTIONS, "cat-file", "-e", `${baseline.commit}^{commit}`],
     { cwd: root, env: gitEnv(root, home), timeoutMs: GIT_TIMEOUT_MS },
@@ -407,7 +419,8 @@ export async function capturePatch(
       await utimes(indexFile, baseline.indexMtime, baseline.indexMtime);
     } else await git(["read-tree", commit], root, home, "patch-failed", env);
     const diffed = async () => {
-      await git(["add", "--all", "--force", "--intent-to-add"], root, home, "patch-failed", env);
+      if (options.addsPaths !== false)
+        await git(["add", "--all", "--force", "--intent-to-add"], root, home, "patch-failed", env);
       await git(
         [
           "diff",

@@ -12,7 +12,7 @@ export {
 export { applyPatch, capturePatch } from "./git.js";
 export { replaceTrialRoot } from "./paths.js";
 export { createBaselineArea } from "./shared-baseline.js";
-export { snapshotTree } from "./snapshot.js";
+export { cheapToHash, snapshotTree } from "./snapshot.js";
 export {
   type AbandonedTempRemoval,
   removeAbandonedTrialTemp,

@@ -5,7 +5,13 @@ import { checkCopy, copyFixture, sameFiles } from "./copy.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { assertBaselineIntact, materializeBaseline } from "./shared-baseline.js";
-import { type KnownTree, rememberTree, restoreKnownTree, snapshotTree } from "./snapshot.js";
+import {
+  cheapToHash,
+  type KnownTree,
+  rememberTree,
+  restoreKnownTree,
+  snapshotTree,
+} from "./snapshot.js";
 import { createTempDir, removeTree, TRIAL_TEMP_PREFIX } from "./temp.js";
 import type {
   CreateTrialWorkspaceOptions,
@@ -53,9 +59,6 @@ async function sharedRepository(
   );
 }
 
-/** The most files and directories a grading copy is checked by hashing it in-process. */
-const CONTENT_CHECK_MAX_ENTRIES = 2_000;
-
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:
  *
@@ -97,10 +100,9 @@ export async function createTrialWorkspace(
       mkdir(hooksDir),
       copyFixture(fixtureDir, root),
     ]).then(([, , copied]) => copied);
-    // Hashing a small copy here spares a git process; on a large one git's refresh is faster.
-    const checkedByContent =
-      options.forGrading === true &&
-      (shared?.fixture.files.length ?? 0) <= CONTENT_CHECK_MAX_ENTRIES;
+    // Hashing a small copy here spares a git process; on a large one git's refresh is faster,
+    // and the stat data it keeps spare the capture reading every file again.
+    const checkedByContent = shared !== undefined && cheapToHash(shared.fixture);
     const baseline = shared
       ? await sharedRepository(root, scratchDir, hooksDir, shared, copying, checkedByContent)
       : await copying.then(async () => {
@@ -132,12 +134,14 @@ export async function createTrialWorkspace(
       },
       snapshot: () => snapshotTree(root, { mode: "trial", ...(known ? { known } : {}) }),
       // The temp directory itself, not the scratch dir the executor (and so the agent) writes in.
-      capturePatch: async () => {
-        const patch = await capturePatch(root, { tempDir, baseline });
-        // Git has just read the baseline through the trial's links to the shared packs: they
-        // must still hold what the baseline wrote.
-        if (shared) await assertBaselineIntact(shared, join(root, ".git", "objects", "pack"));
-        return patch;
+      capturePatch: async (capture = {}) => {
+        try {
+          return await capturePatch(root, { ...capture, tempDir, baseline });
+        } finally {
+          // Git has just read the baseline through the trial's links to the shared packs: they
+          // must still hold what the baseline wrote (and if they do not, that is why git failed).
+          if (shared) await assertBaselineIntact(shared, join(root, ".git", "objects", "pack"));
+        }
       },
       scrubPaths: (text) =>
         replaceTrialRoot(

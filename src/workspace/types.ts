@@ -139,6 +139,13 @@ export interface CapturePatchOptions {
    * right for a repository no untrusted code has run in.
    */
   baseline?: GitBaseline;
+  /**
+   * Whether the tree may hold paths the baseline does not (default true). False only when the
+   * caller's own snapshot of the tree shows none: no file then needs marking intent-to-add, and
+   * git is spared a process. A path missed this way is missing from the patch, which the grading
+   * copy's check against that snapshot reports.
+   */
+  addsPaths?: boolean;
 }
 
 export interface TrialWorkspace {
@@ -158,7 +165,7 @@ export interface TrialWorkspace {
    * baseline, git's scratch files kept outside the root). Call it once the agent and every
    * command it started are done.
    */
-  capturePatch(): Promise<CapturedPatch>;
+  capturePatch(options?: Pick<CapturePatchOptions, "addsPaths">): Promise<CapturedPatch>;
   /**
    * Records the copy's entries (their stat data) as holding `content` (default: the verified
    * fixture), so that `snapshot` reads again only what changed after and `restore` can put the
@@ -207,13 +214,6 @@ export interface CreateTrialWorkspaceOptions {
    * against the frozen fixture, and the workspace is the same to its users.
    */
   baseline?: SharedBaseline;
-  /**
-   * A copy no patch is captured from (a grading copy): with a shared baseline of a small fixture
-   * (up to 2,000 entries), it is checked by hashing it here instead of by git's refresh, and its
-   * index then keeps no stat data (a git command run in it compares files by content). Its
-   * `capturePatch` still works, slower.
-   */
-  forGrading?: boolean;
 }
 
 /**

@@ -3,7 +3,9 @@
 // starts from the fixture with the patch, and nothing an earlier grader did: the copy is put back
 // by its stat data when the sandbox lets no command change a file unseen and the grader only
 // added files, and is made anew otherwise. Grades keep the task's order.
+import { createHash } from "node:crypto";
 import {
+  cp,
   lstat,
   mkdir,
   mkdtemp,
@@ -17,11 +19,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TaskSpec } from "../../src/compare/index.js";
-import { gradePatch } from "../../src/compare/trial/grade-patch.js";
+import { type GradePatchInput, gradePatch } from "../../src/compare/trial/grade-patch.js";
 import type { PreparedGrader } from "../../src/compare/trial/graders.js";
 import { createCommandGrader, type Grade, type GradeContext } from "../../src/graders/index.js";
 import {
   type BaselineArea,
+  cheapToHash,
   createBaselineArea,
   createTrialWorkspace,
   type SharedBaseline,
@@ -112,7 +115,14 @@ async function listing(root: string, dir = ""): Promise<string[]> {
     const mode = (info.mode & 0o7777).toString(8);
     if (info.isDirectory()) lines.push(`dir ${path} ${mode}`, ...(await listing(root, path)));
     else if (info.isSymbolicLink()) lines.push(`link ${path} ${await readlink(join(root, path))}`);
-    else lines.push(`file ${path} ${mode} ${await readFile(join(root, path), "utf8")}`);
+    else {
+      const content = await readFile(join(root, path));
+      const shown =
+        content.length > 4096
+          ? `sha256:${createHash("sha256").update(content).digest("hex")}`
+          : content.toString("utf8");
+      lines.push(`file ${path} ${mode} ${shown}`);
+    }
   }
   return lines;
 }
@@ -188,39 +198,73 @@ const PUT_BACK = [
   "writes the run's shared packs and its copy's index",
 ];
 
-describe("gradePatch puts a grading copy back only when nothing recorded changed", () => {
-  let scripts: string;
-  let patch: Uint8Array;
-  let frozen: TreeSnapshot;
-  let area: BaselineArea;
-  let baseline: SharedBaseline;
-  beforeAll(async () => {
-    scripts = await mkdtemp(join(tmpdir(), "hl-grade-patch-scripts-"));
-    frozen = await snapshotTree(fixture);
-    // Every copy's .git links the run's packs, as in a run.
-    area = await createBaselineArea({ tempParent: dir });
-    baseline = await area.build(fixture, frozen);
-    // The trial's change: a.txt rewritten.
-    const trial = await createTrialWorkspace(fixture, { expectedFixture: frozen });
-    await writeFile(join(trial.root, "a.txt"), "patched\n");
-    patch = (await trial.capturePatch()).patchBytes;
-    await trial.cleanup();
-  });
-  afterAll(async () => {
-    await area.dispose();
-    await rm(scripts, { recursive: true, force: true });
-  });
+/** The fixtures put-back is shown on: one read again whole after the patch, one remembered. */
+const FIXTURES: Array<[string, (root: string) => Promise<void>]> = [
+  ["a small fixture (read again whole after the patch)", async () => {}],
+  [
+    "a fixture over 2 MiB (remembered before the patch, read again only where it changed)",
+    (root) => writeFile(join(root, "lib", "big.txt"), "big\n".repeat(768 * 1024)),
+  ],
+];
 
-  it.each(Object.entries(ATTACKS))(
-    "the next grader sees the fixture with the patch when the previous one %s",
-    async (name, attack) => {
-      const script = join(scripts, `${Object.keys(ATTACKS).indexOf(name)}.py`);
-      await writeFile(script, `import errno, fcntl, os, struct\n${attack}\n`);
-      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+describe.each(FIXTURES)(
+  "gradePatch puts a grading copy of %s back only when nothing recorded changed",
+  (_name, grow) => {
+    let scripts: string;
+    let fixtureDir: string;
+    let patch: Uint8Array;
+    let frozen: TreeSnapshot;
+    let area: BaselineArea;
+    let baseline: SharedBaseline;
+    beforeAll(async () => {
+      scripts = await mkdtemp(join(tmpdir(), "hl-grade-patch-scripts-"));
+      fixtureDir = join(scripts, "fixture");
+      await cp(fixture, fixtureDir, { recursive: true });
+      await grow(fixtureDir);
+      frozen = await snapshotTree(fixtureDir);
+      expect(cheapToHash(frozen)).toBe(_name.startsWith("a small"));
+      // Every copy's .git links the run's packs, as in a run.
+      area = await createBaselineArea({ tempParent: dir });
+      baseline = await area.build(fixtureDir, frozen);
+      // The trial's change: a.txt rewritten.
+      const trial = await createTrialWorkspace(fixtureDir, { expectedFixture: frozen });
+      await writeFile(join(trial.root, "a.txt"), "patched\n");
+      patch = (await trial.capturePatch()).patchBytes;
+      await trial.cleanup();
+    });
+    afterAll(async () => {
+      await area.dispose();
+      await rm(scripts, { recursive: true, force: true });
+    });
+
+    /** Grades the patch with these graders, noting each copy made; a run's inputs but for `changes`. */
+    async function grade(graders: PreparedGrader[], changes: Partial<GradePatchInput> = {}) {
       const created: string[] = [];
       const graded = await gradePatch({
-        task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
-        graders: [
+        task: { id: "t", fixtureDir, expectedFiles: [] } as unknown as TaskSpec,
+        graders,
+        fixtureSnapshot: frozen,
+        patch,
+        changedFiles: ["a.txt"],
+        finalText: "",
+        sandbox: await testSandbox(),
+        baseline,
+        tempParent: dir,
+        beforeCreate: async (tempDir) => {
+          created.push(tempDir);
+        },
+        ...changes,
+      });
+      return { graded, created };
+    }
+
+    it.each(Object.entries(ATTACKS))(
+      "the next grader sees the fixture with the patch when the previous one %s",
+      async (name, attack) => {
+        const script = join(scripts, `${Object.keys(ATTACKS).indexOf(name)}.py`);
+        await writeFile(script, `import errno, fcntl, os, struct\n${attack}\n`);
+        const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+        const { graded, created } = await grade([
           looking("before", seen),
           {
             id: "attack",
@@ -234,43 +278,29 @@ describe("gradePatch puts a grading copy back only when nothing recorded changed
             }),
           },
           looking("after", seen),
-        ],
-        fixtureSnapshot: frozen,
-        patch,
-        changedFiles: ["a.txt"],
-        finalText: "",
-        sandbox: await testSandbox(),
-        baseline,
-        tempParent: dir,
-        beforeCreate: async (tempDir) => {
-          created.push(tempDir);
-        },
-      });
-      expect(graded.harnessFailure).toBeUndefined();
-      const attackCheck = graded.grades.find((g) => g.grader === "attack")!.checks[0]!;
-      expect(attackCheck.passed, JSON.stringify(attackCheck.evidence)).toBe(true);
-      const said = (attackCheck.evidence as { stdoutTail: string }).stdoutTail;
-      // The calls that change a file unseen are refused by the sandbox, and so is every write to
-      // what the copies share.
-      expect(said).not.toMatch(/moved|set |wrote/);
-      await assertBaselineIntact(baseline);
-      const [before, after] = seen;
-      expect(before!.tree).toContain("file a.txt 644 patched\n");
-      expect(after!.tree).toEqual(before!.tree);
-      // The reading grader changed nothing, so the attack ran on its copy, put back after it
-      // when the attack changed nothing the fixture had (only added, or was refused).
-      const putBack = PUT_BACK.includes(name);
-      expect(created).toHaveLength(putBack ? 1 : 2);
-      expect(after!.root === before!.root).toBe(putBack);
-    },
-  );
+        ]);
+        expect(graded.harnessFailure).toBeUndefined();
+        const attackCheck = graded.grades.find((g) => g.grader === "attack")!.checks[0]!;
+        expect(attackCheck.passed, JSON.stringify(attackCheck.evidence)).toBe(true);
+        const said = (attackCheck.evidence as { stdoutTail: string }).stdoutTail;
+        // The calls that change a file unseen are refused by the sandbox, and so is every write to
+        // what the copies share.
+        expect(said).not.toMatch(/moved|set |wrote/);
+        await assertBaselineIntact(baseline);
+        const [before, after] = seen;
+        expect(before!.tree).toContain("file a.txt 644 patched\n");
+        expect(after!.tree).toEqual(before!.tree);
+        // The reading grader changed nothing, so the attack ran on its copy, put back after it
+        // when the attack changed nothing the fixture had (only added, or was refused).
+        const putBack = PUT_BACK.includes(name);
+        expect(created).toHaveLength(putBack ? 1 : 2);
+        expect(after!.root === before!.root).toBe(putBack);
+      },
+    );
 
-  it("makes a fresh copy after a grader whose command the sandbox had to stop (its processes may still be going)", async () => {
-    const seen: Array<{ id: string; root: string; tree: string[] }> = [];
-    const created: string[] = [];
-    const graded = await gradePatch({
-      task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
-      graders: [
+    it("makes a fresh copy after a grader whose command the sandbox had to stop (its processes may still be going)", async () => {
+      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+      const { graded, created } = await grade([
         looking("before", seen),
         {
           id: "slow",
@@ -280,42 +310,41 @@ describe("gradePatch puts a grading copy back only when nothing recorded changed
           grader: createCommandGrader({ id: "slow", argv: ["sleep", "30"], timeoutMs: 300 }),
         },
         looking("after", seen),
-      ],
-      fixtureSnapshot: frozen,
-      patch,
-      changedFiles: ["a.txt"],
-      finalText: "",
-      sandbox: await testSandbox(),
-      baseline,
-      tempParent: dir,
-      beforeCreate: async (tempDir) => {
-        created.push(tempDir);
-      },
+      ]);
+      expect(graded.grades.find((g) => g.grader === "slow")?.passed).toBe(false);
+      expect(created).toHaveLength(2);
+      expect(seen[1]!.tree).toEqual(seen[0]!.tree);
     });
-    expect(graded.grades.find((g) => g.grader === "slow")?.passed).toBe(false);
-    expect(created).toHaveLength(2);
-    expect(seen[1]!.tree).toEqual(seen[0]!.tree);
-  });
 
-  it("makes a fresh copy for each grader when the sandbox cannot vouch for stat data", async () => {
-    const seen: Array<{ id: string; root: string; tree: string[] }> = [];
-    const created: string[] = [];
-    const sandbox = await testSandbox();
-    const graded = await gradePatch({
-      task: { id: "t", fixtureDir: fixture, expectedFiles: [] } as unknown as TaskSpec,
-      graders: [looking("one", seen), looking("two", seen)],
-      fixtureSnapshot: frozen,
-      patch,
-      changedFiles: ["a.txt"],
-      finalText: "",
-      sandbox: { ...sandbox, changesShowInStat: false },
-      tempParent: dir,
-      beforeCreate: async (tempDir) => {
-        created.push(tempDir);
-      },
+    it("makes a fresh copy for each grader when the sandbox cannot vouch for stat data", async () => {
+      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+      const sandbox = await testSandbox();
+      const { graded, created } = await grade([looking("one", seen), looking("two", seen)], {
+        sandbox: { ...sandbox, changesShowInStat: false },
+      });
+      expect(graded.harnessFailure).toBeUndefined();
+      expect(created).toHaveLength(2);
+      expect(seen[1]!.tree).toEqual(seen[0]!.tree);
     });
-    expect(graded.harnessFailure).toBeUndefined();
-    expect(created).toHaveLength(2);
-    expect(seen[1]!.tree).toEqual(seen[0]!.tree);
-  });
-});
+
+    it("checks the patched copy against the trial's tree: a.txt is read again after the patch", async () => {
+      // The trial's tree as its snapshot saw it: the fixture with a.txt patched.
+      const trialTree = join(scripts, "trial-tree");
+      await cp(fixtureDir, trialTree, { recursive: true });
+      await writeFile(join(trialTree, "a.txt"), "patched\n");
+      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+      const reproduced = await grade([looking("one", seen)], {
+        expectedTree: await snapshotTree(trialTree, { mode: "trial" }),
+      });
+      expect(reproduced.graded.grades.map((g) => [g.grader, g.passed])).toEqual([["one", true]]);
+      // A trial whose tree the patch does not give (as if a.txt had kept the fixture's content).
+      const differs = await grade([looking("two", seen)], { expectedTree: frozen });
+      expect(differs.graded.harnessFailure).toBeUndefined();
+      expect(seen.map((s) => s.id)).toEqual(["one"]);
+      expect(differs.graded.grades).toMatchObject([
+        { grader: "integrity", passed: false, checks: [{ id: "patch-reproduces" }] },
+      ]);
+      expect(differs.graded.grades[0]!.checks[0]!.detail).toContain("a.txt");
+    });
+  },
+);

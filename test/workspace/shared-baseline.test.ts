@@ -13,6 +13,7 @@ import {
   readFile,
   rm,
   stat,
+  symlink,
   unlink,
   writeFile,
 } from "node:fs/promises";
@@ -221,6 +222,56 @@ describe("a trial made from the shared baseline", () => {
       expect((shared as WorkspaceError).message).toBe((own as WorkspaceError).message);
       expect((shared as WorkspaceError).evidence).toEqual((own as WorkspaceError).evidence);
       expect(await readdir(temps)).toEqual([]);
+    },
+  );
+
+  it("captures the same patch without asking git to add paths when the tree has no new one", async () => {
+    const shared = await sharedTrial();
+    // A small copy was checked by hashing it, not by git's refresh: its index has no stat data.
+    const index = await readFile(join(shared.root, ".git", "index"));
+    expect(index.readUInt32BE(12 + 8)).toBe(0); // the first entry's mtime
+    // An edit, a deletion, a mode change and a file turned into a link: no path is new.
+    await writeFile(join(shared.root, "src/index.js"), "export const add = (a, b) => a + b;\n");
+    await unlink(join(shared.root, "docs/old.md"));
+    await chmod(join(shared.root, "test/index.test.js"), 0o755);
+    await unlink(join(shared.root, "tiny.txt"));
+    await symlink("src/index.js", join(shared.root, "tiny.txt"));
+    const added = await shared.capturePatch();
+    const spared = await shared.capturePatch({ addsPaths: false });
+    expect(spared.changedFiles).toEqual([
+      "docs/old.md",
+      "src/index.js",
+      "test/index.test.js",
+      "tiny.txt",
+    ]);
+    expect(Buffer.from(spared.patchBytes)).toEqual(Buffer.from(added.patchBytes));
+    // Told wrongly, git leaves a new file out (the grading copy's check then reports it).
+    await writeFile(join(shared.root, "src/new.js"), "new\n");
+    expect((await shared.capturePatch()).changedFiles).toContain("src/new.js");
+    expect((await shared.capturePatch({ addsPaths: false })).changedFiles).not.toContain(
+      "src/new.js",
+    );
+  });
+
+  it.each([
+    ["edited at the same size", (root: string) => writeFile(join(root, "docs/old.md"), "new\n")],
+    ["made executable", (root: string) => chmod(join(root, "docs/old.md"), 0o755)],
+  ])(
+    "checks a copy of a fixture over 2 MiB with git's refresh: a file %s is refused, and the index keeps stat data",
+    async (_what, alter) => {
+      await writeFile(join(fixture, "big.bin"), Buffer.alloc(3 * 1024 * 1024, 7));
+      frozen = await snapshotTree(fixture);
+      baseline = await area.build(fixture, frozen);
+      const shared = await sharedTrial();
+      // Refreshed: git finds every file clean by its stat data, without reading any.
+      expect(await gitOut(shared.root, ["diff", "--stat"])).toBe("");
+      const index = await readFile(join(shared.root, ".git", "index"));
+      expect(index.readUInt32BE(12 + 8)).not.toBe(0); // the first entry's mtime
+      await writeFile(join(shared.root, "src/index.js"), "changed\n");
+      const captured = await shared.capturePatch({ addsPaths: false });
+      expect(captured.changedFiles).toEqual(["src/index.js"]);
+      await alter(fixture);
+      await expect(sharedTrial()).rejects.toMatchObject({ code: "fixture-changed" });
     },
   );
 

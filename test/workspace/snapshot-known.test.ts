@@ -98,7 +98,6 @@ describe("TrialWorkspace.restore", () => {
     const workspace = await createTrialWorkspace(fixture, {
       expectedFixture: frozen,
       tempParent: dir,
-      forGrading: true,
     });
     await workspace.remember();
     return workspace;
@@ -180,7 +179,6 @@ describe("TrialWorkspace.restore", () => {
     const workspace = await createTrialWorkspace(fixture, {
       expectedFixture: frozen,
       tempParent: shm,
-      forGrading: true,
     });
     try {
       await workspace.remember();

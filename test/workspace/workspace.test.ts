@@ -20,6 +20,7 @@ import {
   applyPatch,
   type BaselineArea,
   capturePatch,
+  cheapToHash,
   createBaselineArea,
   createTrialWorkspace,
   diffSnapshots,
@@ -181,6 +182,26 @@ describe("snapshotTree", () => {
     await expect(snapshotTree(join(base, "nope"))).rejects.toMatchObject({
       code: "snapshot-failed",
     });
+  });
+});
+
+describe("cheapToHash", () => {
+  const tree = (entries: number, bytesEach: number) => ({
+    hash: "sha256:x",
+    files: Array.from({ length: entries }, (_, i) => ({
+      path: `f${i}`,
+      kind: "file" as const,
+      bytes: bytesEach,
+      sha256: "0".repeat(64),
+    })),
+  });
+
+  it("holds up to 2,000 entries and 2 MiB in all", () => {
+    expect(cheapToHash(tree(2_000, 1_000))).toBe(true);
+    expect(cheapToHash(tree(2_001, 0))).toBe(false);
+    expect(cheapToHash(tree(2, 1024 * 1024))).toBe(true);
+    expect(cheapToHash(tree(1, 2 * 1024 * 1024 + 1))).toBe(false);
+    expect(cheapToHash(tree(0, 0))).toBe(true);
   });
 });
 
@@ -525,6 +546,26 @@ describe.skipIf(process.platform === "win32").each([
         causedByTrial: true,
       });
       expect((error as Error).message).toContain(sha);
+    });
+
+    it("is git-failed, not the trial's doing, when git fails outside the trial too", async () => {
+      const workspace = await trial();
+      await writeFile(join(workspace.root, "docs/old.md"), "edited\n");
+      const fakeBin = join(base, "fake-bin");
+      await mkdir(fakeBin);
+      await writeFile(join(fakeBin, "git"), "#!/bin/sh\necho 'fatal: broken' >&2\nexit 128\n");
+      await chmod(join(fakeBin, "git"), 0o755);
+      const savedPath = process.env.PATH;
+      process.env.PATH = `${fakeBin}:${savedPath}`;
+      const error = await workspace.capturePatch().catch((e: unknown) => e);
+      process.env.PATH = savedPath;
+      expect(error).toMatchObject({
+        code: "git-failed",
+        causedByTrial: false,
+        evidence: { stderr: "fatal: broken\n", gitVersion: "fatal: broken\n" },
+      });
+      // With git working again, the same tree is captured.
+      expect((await workspace.capturePatch()).changedFiles).toEqual(["docs/old.md"]);
     });
 
     it("reads no object store the trial borrowed: planted alternates are removed, not followed", async () => {

@@ -9,6 +9,7 @@ import type { CommandSandbox } from "../../sandbox/index.js";
 import type { RepoState } from "../../scoring/index.js";
 import {
   applyPatch,
+  cheapToHash,
   createTrialWorkspace,
   isDiskFull,
   isWorkspaceError,
@@ -133,7 +134,6 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
           beforeCreate: input.beforeCreate,
           expectedFixture: input.fixtureSnapshot,
           ...(input.baseline ? { baseline: input.baseline } : {}),
-          forGrading: true,
         }),
       );
     } catch (error) {
@@ -150,7 +150,10 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       });
     }
     copies.push(workspace);
-    if (known) await timed("reproduce", () => workspace.remember());
+    // Remembered, the fixture's files are not read again after the patch; a small fixture is read
+    // faster than the file clock moves on.
+    if (known && !cheapToHash(input.fixtureSnapshot))
+      await timed("reproduce", () => workspace.remember());
     if (input.patch.length > 0) {
       const applied = await timed("apply", () =>
         applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),

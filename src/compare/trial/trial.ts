@@ -688,7 +688,7 @@ async function captureChange(
       );
       return;
     }
-    const patch = await workspace.capturePatch();
+    const patch = await workspace.capturePatch({ addsPaths: drift.added.length > 0 });
     state.changedFiles = patch.changedFiles;
     const unreported = [...drift.modified, ...drift.deleted].filter(
       (f) => !state.changedFiles.includes(f),
@@ -708,8 +708,13 @@ async function captureChange(
     state.storedPatch = scrubbed.bytes;
     state.patchRedacted = scrubbed.redacted;
   } catch (error) {
-    // A full file system is not the trial's doing (another trial, or anything else on the
-    // machine, may have filled it): retried, never blamed on this trial.
+    // A full file system, or a git that fails outside the trial too, is not the trial's doing
+    // (another trial, or anything else on the machine, may have filled it or broken git):
+    // retried, never blamed on this trial.
+    if (isWorkspaceError(error) && error.code === "git-failed") {
+      state.evidence.harnessFailure = { reason: "git_failed", message: errorText(error) };
+      return;
+    }
     if (isDiskFull(error)) {
       state.evidence.harnessFailure = {
         reason: "disk_full",
