@@ -6,39 +6,24 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { TrialMetrics } from "../../src/compare/index.js";
 import { archiveAttempt, prepareTrialFolder } from "../../src/compare/run/retry.js";
+import { passedTrialMetrics } from "../support/metrics.js";
 
 const FILES = ["patch.diff", "stderr.txt", "trace.jsonl"];
 
+/** An attempt that ended in an infrastructure error, as the runner records it. */
 function record(overrides: Partial<TrialMetrics> = {}): TrialMetrics {
-  return {
-    schemaVersion: "harnesslab.trial-metrics.v1",
-    task: "t",
-    variant: "v",
-    trial: 1,
-    seq: 1,
+  return passedTrialMetrics({
     outcome: "infrastructure_error",
     infraReason: "network_unreachable",
     explanation: "network down",
     receiptStatus: "infra_error",
     score: null,
     gradePassed: null,
-    graders: [],
-    changedFiles: [],
-    patchBytes: 0,
-    patchRedacted: false,
     durationMs: 5,
     agentWallTimeMs: 4,
-    tokens: null,
     costUsd: 0.02,
-    credits: null,
-    turns: null,
-    costEquivalentTokens: null,
-    toolUse: null,
-    toolCalls: null,
-    permissionDenials: 0,
-    retriedAttempts: [],
     ...overrides,
-  };
+  });
 }
 
 const dirs: string[] = [];

@@ -1,10 +1,13 @@
 // The seccomp filter every contained command runs under: the calls that could change a file
 // without its stat data showing it are refused, with answers programs take as "not supported",
 // and everything else (other ioctls on the same files, reading attributes) still works.
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { access, chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { withSeccomp } from "../../src/sandbox/host.js";
 import { statEvidenceFilter } from "../../src/sandbox/seccomp.js";
 import { testSandbox } from "../support/sandbox.js";
 
@@ -98,5 +101,40 @@ describe("the sandbox's seccomp filter", () => {
     expect(said.getflags).not.toBe("ENOTTY");
     // The donor the refused call named still holds its bytes.
     expect(await readFile(join(work, "b"), "utf8")).toBe("B".repeat(4096));
+  });
+});
+
+describe("the shell that opens the filter for bwrap (it runs outside the sandbox)", () => {
+  it("runs no code from SHELLOPTS in its environment, even where /bin/sh is bash", async () => {
+    // Beside the other files, not in them: the shell's user must reach it.
+    const place = await mkdtemp(join(tmpdir(), "hl-seccomp-shell-"));
+    onTestFinished(() => rm(place, { recursive: true, force: true }));
+    // Written by the shell's trace prompt, as the user the test runs the shell as.
+    await chmod(place, 0o777);
+    const wrapped = withSeccomp("/dev/null", ["/bin/true"]);
+    expect(wrapped).toContain("/bin/sh");
+    // Debian's /bin/sh is dash, which reads neither; bash is the shell this is about.
+    const asBash = wrapped.map((arg) => (arg === "/bin/sh" ? "/bin/bash" : arg));
+    const unguarded = asBash.slice(asBash.indexOf("/bin/bash"));
+    // Bash ignores PS4 from the environment when run as root: the shell runs as nobody here.
+    const asUser =
+      process.getuid?.() === 0
+        ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        : [];
+    const run = async (argv: string[], marker: string) => {
+      const [command, ...args] = [...asUser, ...argv];
+      await promisify(execFile)(command!, args, {
+        cwd: place,
+        env: { PATH: "/usr/bin:/bin", SHELLOPTS: "xtrace", PS4: `$(touch ${join(place, marker)})` },
+        timeout: 30_000,
+      });
+      return access(join(place, marker)).then(
+        () => true,
+        () => false,
+      );
+    };
+    // The attack works on the shell alone, so the guard is what stops it.
+    expect(await run(unguarded, "unguarded")).toBe(true);
+    expect(await run(asBash, "wrapped")).toBe(false);
   });
 });
