@@ -38,13 +38,24 @@ export interface UnpatchableEntry {
 
 /**
  * What of a trial's final tree a git patch cannot express: special files (a FIFO, a socket, a
- * device) and any `.git` other than the harness's own repository (a nested repository hides its
- * files from the patch, and git refuses such paths). A trial holding one of these cannot be
- * graded from its patch, and it was the trial's doing.
+ * device), any `.git` other than the harness's own repository (a nested repository hides its
+ * files from the patch, and git refuses such paths), and two names that read as one. A trial
+ * holding one of these cannot be graded from its patch, and it was the trial's doing.
  */
 export function unpatchableEntries(after: TreeSnapshot): UnpatchableEntry[] {
   const found: UnpatchableEntry[] = [];
+  const seen = new Set<string>();
   for (const entry of after.files) {
+    // Names are read as UTF-8: one that is not reads with U+FFFD and can read as another.
+    if (seen.has(entry.path)) {
+      found.push({
+        path: entry.path,
+        reason:
+          "names two entries as the harness reads names (one of them is not UTF-8); no patch or check can tell them apart",
+      });
+      continue;
+    }
+    seen.add(entry.path);
     const gitSegment = entry.path.split("/").find((segment) => segment.toLowerCase() === ".git");
     if (gitSegment !== undefined) {
       const where = entry.path.slice(0, entry.path.indexOf(gitSegment) + gitSegment.length);

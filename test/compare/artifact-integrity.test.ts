@@ -1,6 +1,6 @@
 // Artifacts stay valid, honest evidence whatever the agent's text contains, and --resume
 // reuses trials only when everything they depended on is unchanged.
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { appendFile, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { regradeRun, trialMetricsSchema } from "../../src/compare/index.js";
@@ -137,6 +137,43 @@ describe("--resume", () => {
         resume: true,
       }),
     ).rejects.toThrow(/different inputs/);
+  });
+});
+
+describe("code outside the sandbox that writes the run's shared packs", () => {
+  it("is the run's fixture changed (fixture_changed, no verdict), not the trial's failure", async () => {
+    const exp = await experiment();
+    const inner = new ScriptedExecutor();
+    let calls = 0;
+    // In-process, as the experimenter's scripted agent modules run: no sandbox keeps it from the
+    // packs its trial's repository links to.
+    const damaging: Executor = {
+      host: "scripted",
+      async run(input) {
+        calls += 1;
+        const receipt = await inner.run(input);
+        if (calls === 1) {
+          const packDir = join(input.cwd, ".git", "objects", "pack");
+          const pack = (await readdir(packDir)).find((name) => name.endsWith(".pack"))!;
+          await appendFile(join(packDir, pack), "x");
+        }
+        return receipt;
+      },
+    };
+    const { verdict } = await runManifest(exp.manifestPath, {
+      outDir: exp.outDir,
+      tempParent: exp.trialsDir,
+      executorFor: () => damaging,
+      concurrency: 1,
+    });
+    const first = verdict.trials.find((t) => t.seq === 1)!;
+    expect(first).toMatchObject({
+      outcome: "infrastructure_error",
+      infraReason: "fixture_changed",
+    });
+    expect(first.explanation).toMatch(/shared baseline of the fixture changed/);
+    expect(verdict.fixturesUnchanged).toBe(false);
+    expect(verdict.status).toBe("infrastructure_error");
   });
 });
 

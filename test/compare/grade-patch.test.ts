@@ -298,6 +298,33 @@ describe.each(FIXTURES)(
       },
     );
 
+    it("puts the copy back for a trial that changed nothing (an empty patch)", async () => {
+      const seen: Array<{ id: string; root: string; tree: string[] }> = [];
+      const script = join(scripts, "adds.py");
+      await writeFile(
+        script,
+        `import errno, fcntl, os, struct\n${ATTACKS["only adds files and directories"]}\n`,
+      );
+      const adding: PreparedGrader = {
+        id: "adds",
+        kind: "command",
+        usesCopy: true,
+        contractHash: null,
+        grader: createCommandGrader({ id: "adds", argv: ["python3", script], timeoutMs: 60_000 }),
+      };
+      const { graded, created } = await grade(
+        [looking("before", seen), adding, looking("after", seen)],
+        {
+          patch: new Uint8Array(),
+          changedFiles: [],
+        },
+      );
+      expect(graded.harnessFailure).toBeUndefined();
+      expect(seen[0]!.tree).toContain("file a.txt 644 one\n");
+      expect(seen[1]!.tree).toEqual(seen[0]!.tree);
+      expect(created).toHaveLength(1);
+    });
+
     it("makes a fresh copy after a grader whose command the sandbox had to stop (its processes may still be going)", async () => {
       const seen: Array<{ id: string; root: string; tree: string[] }> = [];
       const { graded, created } = await grade([

@@ -275,10 +275,10 @@ describe("a workspace step that breaks", () => {
     const broken = verdict.trials.find((t) => t.seq === 2)!;
     expect(broken).toMatchObject({ outcome: "infrastructure_error", infraReason: "git_failed" });
     const stderr = await readFile(join(exp.outDir, broken.artifactDir, "stderr.txt"), "utf8");
-    // The trial's first git: `init` for a copy of its own, the refresh for a large one of the
-    // shared baseline, and for a small one (written and checked without git) the capture's
-    // `diff`, which fails outside the trial too (git itself is broken: not the trial's doing).
-    expect(stderr).toMatch(/harness: git_failed: git (init|update-index|diff) exited with 128/);
+    // The trial's first git: `init` for a copy of its own (no sandbox, no shared baseline), and
+    // for this small fixture's copy of the shared baseline (written and checked without git)
+    // the capture's `diff`, which fails outside the trial too: git is broken, not the trial.
+    expect(stderr).toMatch(/harness: git_failed: git (init|diff) exited with 128/);
     expect(stderr).toContain("fatal: unable to write new index file in <trial-root>");
     expect(
       verdict.trials.filter((t) => t.seq !== 2).every((t) => t.outcome !== "infrastructure_error"),

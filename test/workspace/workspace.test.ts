@@ -30,6 +30,7 @@ import {
   type TreeSnapshot,
   type TrialWorkspace,
   treeSnapshotSchema,
+  unpatchableEntries,
   WorkspaceError,
 } from "../../src/workspace/index.js";
 
@@ -202,6 +203,26 @@ describe("cheapToHash", () => {
     expect(cheapToHash(tree(2, 1024 * 1024))).toBe(true);
     expect(cheapToHash(tree(1, 2 * 1024 * 1024 + 1))).toBe(false);
     expect(cheapToHash(tree(0, 0))).toBe(true);
+  });
+});
+
+describe("unpatchableEntries", () => {
+  it("refuses two names that read as one (one not UTF-8), and accepts either alone", async () => {
+    const root = join(base, "names");
+    await mkdir(root);
+    // A name that is U+FFFD in UTF-8, as a fixture may hold.
+    await writeFile(join(root, "a\uFFFD"), "fixture\n");
+    const alone = await snapshotTree(root, { mode: "trial" });
+    expect(unpatchableEntries(alone)).toEqual([]);
+    // And one whose byte 0xff is no UTF-8: it reads as the same name.
+    await writeFile(Buffer.concat([Buffer.from(`${root}/a`), Buffer.from([0xff])]), "agent\n");
+    const both = await snapshotTree(root, { mode: "trial" });
+    expect(both.files.filter((f) => f.path === "a\uFFFD")).toHaveLength(2);
+    expect(unpatchableEntries(both)).toEqual([
+      { path: "a\uFFFD", reason: expect.stringMatching(/names two entries/) },
+    ]);
+    // Its change would not show as an added path, and git would not be asked to add it.
+    expect(diffSnapshots(alone, both).added).toEqual([]);
   });
 });
 
@@ -557,8 +578,12 @@ describe.skipIf(process.platform === "win32").each([
       await chmod(join(fakeBin, "git"), 0o755);
       const savedPath = process.env.PATH;
       process.env.PATH = `${fakeBin}:${savedPath}`;
-      const error = await workspace.capturePatch().catch((e: unknown) => e);
-      process.env.PATH = savedPath;
+      let error: unknown;
+      try {
+        error = await workspace.capturePatch().catch((e: unknown) => e);
+      } finally {
+        process.env.PATH = savedPath;
+      }
       expect(error).toMatchObject({
         code: "git-failed",
         causedByTrial: false,

@@ -152,8 +152,8 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     copies.push(workspace);
     // Remembered, the fixture's files are not read again after the patch; a small fixture is read
     // faster than the file clock moves on.
-    if (known && !cheapToHash(input.fixtureSnapshot))
-      await timed("reproduce", () => workspace.remember());
+    const rememberedFixture = known && !cheapToHash(input.fixtureSnapshot);
+    if (rememberedFixture) await timed("reproduce", () => workspace.remember());
     if (input.patch.length > 0) {
       const applied = await timed("apply", () =>
         applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),
@@ -162,7 +162,9 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     }
     if (!known) return { workspace };
     const tree = await timed("reproduce", () => workspace.snapshot());
-    if (reusable && input.patch.length > 0) await timed("restore", () => workspace.remember(tree));
+    // An empty patch leaves the remembered fixture as it was.
+    if (reusable && (input.patch.length > 0 || !rememberedFixture))
+      await timed("restore", () => workspace.remember(tree));
     return { workspace, tree };
   };
   /** A patch captured from this very fixture always applies; why this one did not. */

@@ -711,8 +711,16 @@ async function captureChange(
     // A full file system, or a git that fails outside the trial too, is not the trial's doing
     // (another trial, or anything else on the machine, may have filled it or broken git):
     // retried, never blamed on this trial.
-    if (isWorkspaceError(error) && error.code === "git-failed") {
-      state.evidence.harnessFailure = { reason: "git_failed", message: errorText(error) };
+    // Nor are the run's shared packs found damaged (only code outside the sandbox can): the
+    // run's fixture changed, and no verdict is given.
+    if (
+      isWorkspaceError(error) &&
+      (error.code === "git-failed" || error.code === "fixture-changed")
+    ) {
+      state.evidence.harnessFailure = {
+        reason: workspaceReason(error, "patch_capture_failed"),
+        message: errorText(error),
+      };
       return;
     }
     if (isDiskFull(error)) {
