@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { type BigIntStats, createReadStream } from "node:fs";
 import { lstat, readFile, readlink, rm, stat, statfs, writeFile } from "node:fs/promises";
-import { setTimeout as sleep } from "node:timers/promises";
 import { mapLimit } from "./pool.js";
 import type { SnapshotOptions, TreeEntry, TreeSnapshot } from "./types.js";
 import { WorkspaceError } from "./types.js";
@@ -54,7 +53,7 @@ async function knownEntry(
   known: KnownTree,
 ): Promise<TreeEntry | undefined> {
   const recorded = known.stats.get(path);
-  if (recorded === undefined) return undefined;
+  if (recorded === undefined || known.fresh.has(path)) return undefined;
   const info = await lstat(absolute, { bigint: true });
   if (!info.isFile() || statKey(info) !== recorded) return undefined;
   return known.snapshot.get(path);
@@ -79,15 +78,21 @@ export interface KnownTree {
   snapshot: ReadonlyMap<string, TreeEntry>;
   /** Each directory's identity and mode (`dirKey`); its times move with every entry made in it. */
   dirs: ReadonlyMap<string, string>;
+  /**
+   * Entries changed within the file clock's tick in which they were recorded: a change in the
+   * same tick would leave their stat data as recorded, so their content is read again.
+   */
+  fresh: ReadonlySet<string>;
 }
 
 /**
- * A file's identity on disk. Writing it, truncating it, changing its mode, linking or renaming
- * it moves its ctime to the current time, which no process can set back (only moving the
- * system clock could, which the sandbox forbids); replacing it gives another inode or ctime.
+ * A file's identity on disk. Writing it, truncating it, changing its mode or owner, linking or
+ * renaming it moves its ctime to the current time, which no process can set back (only moving
+ * the system clock could, which the sandbox forbids); replacing it gives another inode or ctime.
+ * Its owner and link count are kept too: within the tick it was recorded in, ctime cannot tell.
  */
 function statKey(info: BigIntStats): string {
-  return `${info.dev}:${info.ino}:${info.mode}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+  return `${info.dev}:${info.ino}:${info.mode}:${info.uid}:${info.gid}:${info.nlink}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
 }
 
 function dirKey(info: BigIntStats): string {
@@ -101,27 +106,24 @@ function dirKey(info: BigIntStats): string {
  */
 const WRITES_SHOW_IN_CTIME = new Set([0xef53, 0x58465342, 0x9123683e]);
 
-/** The longest `rememberTree` waits for the file clock to move (it always does within a tick). */
-const CLOCK_WAIT_MS = 2_000;
-
 /**
  * Records the stat data of every entry under `root` (the root included), whose content is
  * `snapshot`'s: the caller verified it, and until the tree is looked at again only the harness
  * or commands that cannot change a file unseen write to it (stat data do not see every change an
  * adversary can make, e.g. an ext4 or XFS extent swap, which the sandbox's seccomp filter
- * refuses). Then waits until the clock the kernel stamps files with has moved past every recorded
- * ctime: a later change to any of them, however fast, then shows in its stat data. Returns
- * undefined when the clock did not move (every file is then hashed again).
+ * refuses). An entry whose ctime is still the file clock's current tick is `fresh`: a change
+ * within that tick would not move it, so it is read again instead of trusted (waiting for the
+ * next tick, up to 4 ms, costs more than reading the few files a patch just wrote).
  */
 export async function rememberTree(
   root: string,
   snapshot: TreeSnapshot,
   scratchDir: string,
-): Promise<KnownTree | undefined> {
+): Promise<KnownTree> {
   const walked = await walkTree(root, "trial");
   const stats = new Map<string, string>();
+  const ctimes = new Map<string, bigint>();
   const dirs = new Map<string, string>([["", dirKey(await lstat(root, { bigint: true }))]]);
-  let latest = 0n;
   await mapLimit(walked, HASH_CONCURRENCY, async (entry) => {
     const info = await lstat(entry.absolute, { bigint: true });
     if (info.isDirectory()) {
@@ -131,24 +133,31 @@ export async function rememberTree(
     // Links too (a patch can add one): `restoreKnownTree` must know them; `snapshotTree` reads
     // only regular files by their stat data.
     stats.set(entry.path, statKey(info));
-    if (info.ctimeNs > latest) latest = info.ctimeNs;
+    ctimes.set(entry.path, info.ctimeNs);
   });
+  // Stamped after every entry was read: the clock's tick now.
   const probe = `${scratchDir}/.clock-probe`;
-  const until = performance.now() + CLOCK_WAIT_MS;
+  let now: bigint;
   try {
-    for (;;) {
-      await writeFile(probe, String(performance.now()));
-      if ((await lstat(probe, { bigint: true })).ctimeNs > latest) break;
-      if (performance.now() > until) return undefined;
-      await sleep(1);
-    }
+    await writeFile(probe, "");
+    now = (await lstat(probe, { bigint: true })).ctimeNs;
   } finally {
     await rm(probe, { force: true });
   }
+  const fresh = new Set([...ctimes].filter(([, ctime]) => ctime >= now).map(([path]) => path));
   const entries = new Map(
     snapshot.files.filter((f) => f.kind === "file").map((f) => [f.path, f] as const),
   );
-  return { stats, snapshot: entries, dirs };
+  return { stats, snapshot: entries, dirs, fresh };
+}
+
+/** Whether a fresh entry (see `KnownTree.fresh`) still holds its recorded content. */
+async function holdsRecorded(path: string, absolute: string, known: KnownTree): Promise<boolean> {
+  const recorded = known.snapshot.get(path);
+  // A link's target is not recorded: a fresh one is not vouched for.
+  if (recorded === undefined) return false;
+  const now = await hashFile(absolute);
+  return now.sha256 === recorded.sha256 && now.bytes === recorded.bytes;
 }
 
 /**
@@ -181,7 +190,13 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
       if (file === undefined && dir === undefined) return "extra";
       seen += 1;
       const info = await lstat(entry.absolute, { bigint: true });
-      if (file !== undefined) return statKey(info) === file ? "same" : "changed";
+      if (file !== undefined) {
+        if (statKey(info) !== file) return "changed";
+        if (!known.fresh.has(entry.path)) return "same";
+        return info.isFile() && (await holdsRecorded(entry.path, entry.absolute, known))
+          ? "same"
+          : "changed";
+      }
       return info.isDirectory() && dirKey(info) === dir ? "same" : "changed";
     });
     if (keys.includes("changed") || seen !== known.stats.size + known.dirs.size) return false;

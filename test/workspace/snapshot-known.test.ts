@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTrialWorkspace, type TreeSnapshot } from "../../src/workspace/index.js";
-import { rememberTree, snapshotTree } from "../../src/workspace/snapshot.js";
+import { rememberTree, restoreKnownTree, snapshotTree } from "../../src/workspace/snapshot.js";
 
 let dir: string;
 let fixture: string;
@@ -80,11 +80,19 @@ describe("TrialWorkspace.snapshot after remember", () => {
         files: frozen.files.map((f) => (f.path === "b.txt" ? { ...f, sha256: "0".repeat(64) } : f)),
       };
       const known = await rememberTree(workspace.root, recorded, workspace.scratchDir);
-      expect(known).toBeDefined();
-      const quick = await snapshotTree(workspace.root, { mode: "trial", known: known! });
+      // Whether the copy's files are still in the clock's tick depends on timing: both cases.
+      const settled = { ...known, fresh: new Set<string>() };
+      const quick = await snapshotTree(workspace.root, { mode: "trial", known: settled });
       expect(quick.files.find((f) => f.path === "b.txt")?.sha256).toBe("0".repeat(64));
       expect(quick.files.find((f) => f.path === "a.txt")?.sha256).toBe(
         frozen.files.find((f) => f.path === "a.txt")?.sha256,
+      );
+      // A file recorded within the tick it last changed in is read: a change in the same tick
+      // would not show in its stat data.
+      const fresh = { ...known, fresh: new Set(["b.txt"]) };
+      const read = await snapshotTree(workspace.root, { mode: "trial", known: fresh });
+      expect(read.files.find((f) => f.path === "b.txt")?.sha256).toBe(
+        frozen.files.find((f) => f.path === "b.txt")?.sha256,
       );
     } finally {
       await workspace.cleanup();
@@ -128,10 +136,12 @@ describe("TrialWorkspace.restore", () => {
       ["a directory's mode", (root) => chmod(join(root, "sub"), 0o700)],
       ["a file's mode", (root) => chmod(join(root, "a.txt"), 0o600)],
       [
-        "a file replaced by one of the same content",
+        // (By one of the same content too, unless within the tick it was recorded in: then the
+        // two cannot be told apart, nor need be.)
+        "a file replaced by one of the same size",
         async (root) => {
           await unlink(join(root, "b.txt"));
-          await writeFile(join(root, "b.txt"), "bravo\n");
+          await writeFile(join(root, "b.txt"), "BRAVO\n");
         },
       ],
       ["a file removed", (root) => unlink(join(root, "sub", "c.txt"))],
@@ -183,6 +193,32 @@ describe("TrialWorkspace.restore", () => {
     try {
       await workspace.remember();
       expect(await workspace.restore()).toBe(false);
+    } finally {
+      await workspace.cleanup();
+    }
+  });
+
+  it("reads again what was recorded within its tick, and refuses it when it is not what was recorded", async () => {
+    const workspace = await createTrialWorkspace(fixture, {
+      expectedFixture: frozen,
+      tempParent: dir,
+    });
+    try {
+      const root = workspace.root;
+      await symlink("a.txt", join(root, "link"));
+      // What the harness recorded says b.txt holds other bytes: only a read tells them apart.
+      const recorded = {
+        ...frozen,
+        files: frozen.files.map((f) => (f.path === "b.txt" ? { ...f, sha256: "0".repeat(64) } : f)),
+      };
+      const known = await rememberTree(root, recorded, workspace.scratchDir);
+      // Stat data alone vouch for entries recorded after their tick.
+      expect(await restoreKnownTree(root, { ...known, fresh: new Set() })).toBe(true);
+      // Within it, the content is read: a.txt is as recorded, b.txt is not.
+      expect(await restoreKnownTree(root, { ...known, fresh: new Set(["a.txt"]) })).toBe(true);
+      expect(await restoreKnownTree(root, { ...known, fresh: new Set(["b.txt"]) })).toBe(false);
+      // A link's target is not recorded: a fresh one is never vouched for.
+      expect(await restoreKnownTree(root, { ...known, fresh: new Set(["link"]) })).toBe(false);
     } finally {
       await workspace.cleanup();
     }

@@ -150,8 +150,8 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
       });
     }
     copies.push(workspace);
-    // Remembered, the fixture's files are not read again after the patch; a small fixture is read
-    // faster than the file clock moves on.
+    // Remembered, the fixture's files are not read again after the patch; a small fixture costs
+    // no more to read again than to record.
     const rememberedFixture = known && !cheapToHash(input.fixtureSnapshot);
     if (rememberedFixture) await timed("reproduce", () => workspace.remember());
     if (input.patch.length > 0) {
