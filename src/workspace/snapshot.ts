@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { type BigIntStats, createReadStream } from "node:fs";
-import { lstat, readFile, readlink, rm, stat, statfs, writeFile } from "node:fs/promises";
+import { lstat, open, readFile, readlink, rm, stat, statfs } from "node:fs/promises";
+import { join } from "node:path";
 import { mapLimit } from "./pool.js";
 import type { SnapshotOptions, TreeEntry, TreeSnapshot } from "./types.js";
 import { WorkspaceError } from "./types.js";
@@ -36,8 +37,8 @@ async function hashFile(
 }
 
 /**
- * Whether reading a whole tree costs less than what it would spare: a git process (about 5 ms
- * here) or a wait for the file clock's next tick (up to 4 ms). Up to 2,000 entries and 2 MiB.
+ * Whether reading a whole tree costs less than what it would spare (a git process, about 5 ms
+ * here, or recording the tree's stat data): up to 2,000 entries and 2 MiB.
  */
 export function cheapToHash(tree: TreeSnapshot): boolean {
   if (tree.files.length > CHEAP_TO_HASH_ENTRIES) return false;
@@ -91,7 +92,7 @@ export interface KnownTree {
  * the system clock could, which the sandbox forbids); replacing it gives another inode or ctime.
  * Its owner and link count are kept too: within the tick it was recorded in, ctime cannot tell.
  */
-function statKey(info: BigIntStats): string {
+export function statKey(info: BigIntStats): string {
   return `${info.dev}:${info.ino}:${info.mode}:${info.uid}:${info.gid}:${info.nlink}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
 }
 
@@ -111,19 +112,23 @@ const WRITES_SHOW_IN_CTIME = new Set([0xef53, 0x58465342, 0x9123683e]);
  * `snapshot`'s: the caller verified it, and until the tree is looked at again only the harness
  * or commands that cannot change a file unseen write to it (stat data do not see every change an
  * adversary can make, e.g. an ext4 or XFS extent swap, which the sandbox's seccomp filter
- * refuses). An entry whose ctime is still the file clock's current tick is `fresh`: a change
- * within that tick would not move it, so it is read again instead of trusted (waiting for the
- * next tick, up to 4 ms, costs more than reading the few files a patch just wrote).
+ * refuses). An entry whose ctime is not before the file clock's stamp once all were read is
+ * `fresh` (`freshPaths`): a change within that tick would not move it, so it is read again
+ * instead of trusted (waiting for the next tick, 4 ms here, costs more than reading the few files
+ * a patch just wrote). `privateDir` is a directory of the harness's on the same filesystem, where
+ * no command writes; `clock` reads the stamp there (tests give their own).
  */
 export async function rememberTree(
   root: string,
   snapshot: TreeSnapshot,
-  scratchDir: string,
+  privateDir: string,
+  clock: (privateDir: string, dev: bigint) => Promise<bigint | undefined> = fileClockNow,
 ): Promise<KnownTree> {
   const walked = await walkTree(root, "trial");
   const stats = new Map<string, string>();
   const ctimes = new Map<string, bigint>();
-  const dirs = new Map<string, string>([["", dirKey(await lstat(root, { bigint: true }))]]);
+  const top = await lstat(root, { bigint: true });
+  const dirs = new Map<string, string>([["", dirKey(top)]]);
   await mapLimit(walked, HASH_CONCURRENCY, async (entry) => {
     const info = await lstat(entry.absolute, { bigint: true });
     if (info.isDirectory()) {
@@ -135,35 +140,71 @@ export async function rememberTree(
     stats.set(entry.path, statKey(info));
     ctimes.set(entry.path, info.ctimeNs);
   });
-  // Stamped after every entry was read: the clock's tick now.
-  const probe = `${scratchDir}/.clock-probe`;
-  let now: bigint;
+  const now = await clock(privateDir, top.dev);
+  const entries = new Map(
+    snapshot.files
+      .filter((f) => f.kind === "file" || f.kind === "symlink")
+      .map((f) => [f.path, f] as const),
+  );
+  return { stats, snapshot: entries, dirs, fresh: freshPaths(ctimes, now) };
+}
+
+/**
+ * The file clock's stamp now, from a file made (exclusively, in a directory no command can
+ * write) after every entry was read; undefined when that file is on another filesystem than the
+ * tree, whose clock may step differently.
+ */
+async function fileClockNow(privateDir: string, dev: bigint): Promise<bigint | undefined> {
+  const probe = join(privateDir, `.clock-probe-${randomBytes(6).toString("hex")}`);
+  const handle = await open(probe, "wx");
   try {
-    await writeFile(probe, "");
-    now = (await lstat(probe, { bigint: true })).ctimeNs;
+    const info = await handle.stat({ bigint: true });
+    return info.dev === dev ? info.ctimeNs : undefined;
   } finally {
+    await handle.close();
     await rm(probe, { force: true });
   }
-  const fresh = new Set([...ctimes].filter(([, ctime]) => ctime >= now).map(([path]) => path));
-  const entries = new Map(
-    snapshot.files.filter((f) => f.kind === "file").map((f) => [f.path, f] as const),
+}
+
+/**
+ * The entries whose ctime is not before the file clock's stamp `now` (every entry when it is
+ * unknown): a change within that tick could leave all their stat data as recorded. On kernels
+ * whose stamps are finer where asked for (Linux 6.13 and later), an entry can even be stamped
+ * after a coarse `now`: not before it is the test, never equal to it.
+ */
+export function freshPaths(
+  ctimes: ReadonlyMap<string, bigint>,
+  now: bigint | undefined,
+): Set<string> {
+  return new Set(
+    [...ctimes].filter(([, ctime]) => now === undefined || ctime >= now).map(([path]) => path),
   );
-  return { stats, snapshot: entries, dirs, fresh };
 }
 
 /** Whether a fresh entry (see `KnownTree.fresh`) still holds its recorded content. */
-async function holdsRecorded(path: string, absolute: string, known: KnownTree): Promise<boolean> {
+async function holdsRecorded(
+  path: string,
+  absolute: string,
+  info: BigIntStats,
+  known: KnownTree,
+): Promise<boolean> {
   const recorded = known.snapshot.get(path);
-  // A link's target is not recorded: a fresh one is not vouched for.
   if (recorded === undefined) return false;
+  if (recorded.kind === "symlink" && info.isSymbolicLink())
+    return (
+      createHash("sha256")
+        .update(await readlink(absolute))
+        .digest("hex") === recorded.sha256
+    );
+  if (recorded.kind !== "file" || !info.isFile()) return false;
   const now = await hashFile(absolute);
   return now.sha256 === recorded.sha256 && now.bytes === recorded.bytes;
 }
 
 /**
  * Puts a tree back to the one `rememberTree` recorded, when all that changed is entries added:
- * every recorded file, link and directory still has its recorded stat data; what was added is
- * removed and true returned. False (the tree left as it is) when a recorded entry changed, went
+ * every recorded file, link and directory still has its recorded stat data (and a fresh file or
+ * link its recorded content); what was added is removed and true returned. False (the tree left as it is) when a recorded entry changed, went
  * or was replaced, or anything could not be removed.
  * Only for a tree whose writers could not change a file without its stat data showing it (see
  * `CommandSandbox.changesShowInStat`).
@@ -193,9 +234,7 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
       if (file !== undefined) {
         if (statKey(info) !== file) return "changed";
         if (!known.fresh.has(entry.path)) return "same";
-        return info.isFile() && (await holdsRecorded(entry.path, entry.absolute, known))
-          ? "same"
-          : "changed";
+        return (await holdsRecorded(entry.path, entry.absolute, info, known)) ? "same" : "changed";
       }
       return info.isDirectory() && dirKey(info) === dir ? "same" : "changed";
     });
@@ -214,7 +253,7 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
   try {
     if (!(await intact())) return false;
     // Nothing runs in the tree now, and removing what was added changes no recorded entry (a
-    // second name for a recorded file would already have moved that file's ctime).
+    // second name for a recorded file would already have changed its link count).
     await Promise.all(extra.map((path) => rm(path, { recursive: true, force: true })));
     const gone = await Promise.all(
       extra.map((path) =>

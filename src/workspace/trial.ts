@@ -118,7 +118,7 @@ export async function createTrialWorkspace(
       scratchDir,
       baselineCommit: baseline.commit,
       remember: async (content = verified) => {
-        known = content === undefined ? undefined : await rememberTree(root, content, scratchDir);
+        known = content === undefined ? undefined : await rememberTree(root, content, tempDir);
       },
       restore: async () => {
         if (known === undefined || !(await restoreKnownTree(root, known))) return false;

@@ -177,7 +177,8 @@ export interface TrialWorkspace {
   remember(content?: TreeSnapshot): Promise<void>;
   /**
    * The copy as it is now (a `trial` snapshot): files whose stat data are still those
-   * `remember` recorded keep the recorded hashes; every other file is read.
+   * `remember` recorded, and were recorded after the file clock's tick they last changed in,
+   * keep the recorded hashes; every other file is read.
    */
   snapshot(): Promise<TreeSnapshot>;
   /**

@@ -6,6 +6,7 @@
 import {
   chmod,
   link,
+  lstat,
   mkdir,
   mkdtemp,
   readdir,
@@ -21,7 +22,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTrialWorkspace, type TreeSnapshot } from "../../src/workspace/index.js";
-import { rememberTree, restoreKnownTree, snapshotTree } from "../../src/workspace/snapshot.js";
+import {
+  freshPaths,
+  rememberTree,
+  restoreKnownTree,
+  snapshotTree,
+  statKey,
+} from "../../src/workspace/snapshot.js";
 
 let dir: string;
 let fixture: string;
@@ -97,6 +104,66 @@ describe("TrialWorkspace.snapshot after remember", () => {
     } finally {
       await workspace.cleanup();
     }
+  });
+});
+
+describe("which recorded entries are fresh (changed within the file clock's tick)", () => {
+  it("is every entry stamped at or after the clock's stamp, and every entry when it is unknown", () => {
+    const ctimes = new Map([
+      ["before", 999n],
+      ["at", 1_000n],
+      ["after", 1_003n],
+    ]);
+    expect([...freshPaths(ctimes, 1_000n)].sort()).toEqual(["after", "at"]);
+    expect([...freshPaths(ctimes, undefined)].sort()).toEqual(["after", "at", "before"]);
+  });
+
+  it("holds what the file clock's stamp says, once every entry was read", async () => {
+    const workspace = await createTrialWorkspace(fixture, {
+      expectedFixture: frozen,
+      tempParent: dir,
+    });
+    try {
+      const root = workspace.root;
+      const asked: Array<[string, bigint]> = [];
+      const at = (stamp: bigint | undefined) => async (privateDir: string, dev: bigint) => {
+        asked.push([privateDir, dev]);
+        return stamp;
+      };
+      const files = frozen.files.filter((f) => f.kind !== "dir").map((f) => f.path);
+      const settled = await rememberTree(root, frozen, workspace.scratchDir, at(2n ** 62n));
+      expect([...settled.fresh]).toEqual([]);
+      const early = await rememberTree(root, frozen, workspace.scratchDir, at(0n));
+      expect([...early.fresh].sort()).toEqual([...files].sort());
+      const unknown = await rememberTree(root, frozen, workspace.scratchDir, at(undefined));
+      expect([...unknown.fresh].sort()).toEqual([...files].sort());
+      // Asked on the tree's own filesystem, in the directory given.
+      const { dev } = await lstat(root, { bigint: true });
+      expect(asked).toEqual(Array(3).fill([workspace.scratchDir, dev]));
+      // The real clock: every entry stamped since a file made after recording is fresh.
+      const known = await rememberTree(root, frozen, workspace.scratchDir);
+      const later = join(workspace.scratchDir, "later");
+      await writeFile(later, "");
+      const stamp = (await lstat(later, { bigint: true })).ctimeNs;
+      for (const path of files) {
+        const ctime = (await lstat(join(root, path), { bigint: true })).ctimeNs;
+        if (ctime >= stamp) expect(known.fresh.has(path), path).toBe(true);
+      }
+      expect(await readdir(workspace.scratchDir)).toEqual(["later"]);
+    } finally {
+      await workspace.cleanup();
+    }
+  });
+
+  it("keys a file by its owner and link count too, which a change within the tick keeps ctime for", async () => {
+    const info = await lstat(join(fixture, "a.txt"), { bigint: true });
+    const key = statKey(info);
+    for (const change of [
+      { nlink: info.nlink + 1n },
+      { uid: info.uid + 1n },
+      { gid: info.gid + 1n },
+    ])
+      expect(statKey({ ...info, ...change } as typeof info)).not.toBe(key);
   });
 });
 
@@ -217,8 +284,19 @@ describe("TrialWorkspace.restore", () => {
       // Within it, the content is read: a.txt is as recorded, b.txt is not.
       expect(await restoreKnownTree(root, { ...known, fresh: new Set(["a.txt"]) })).toBe(true);
       expect(await restoreKnownTree(root, { ...known, fresh: new Set(["b.txt"]) })).toBe(false);
-      // A link's target is not recorded: a fresh one is never vouched for.
+      // A fresh link the snapshot does not hold is never vouched for; one it holds, by its target.
       expect(await restoreKnownTree(root, { ...known, fresh: new Set(["link"]) })).toBe(false);
+      const withLink = await snapshotTree(root, { mode: "trial" });
+      const linked = await rememberTree(root, withLink, workspace.scratchDir);
+      expect(await restoreKnownTree(root, { ...linked, fresh: new Set(["link"]) })).toBe(true);
+      const otherTarget = {
+        ...withLink,
+        files: withLink.files.map((f) =>
+          f.path === "link" ? { ...f, sha256: "0".repeat(64) } : f,
+        ),
+      };
+      const elsewhere = await rememberTree(root, otherTarget, workspace.scratchDir);
+      expect(await restoreKnownTree(root, { ...elsewhere, fresh: new Set(["link"]) })).toBe(false);
     } finally {
       await workspace.cleanup();
     }
