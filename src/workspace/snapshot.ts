@@ -170,7 +170,7 @@ async function fileClockNow(privateDir: string, dev: bigint): Promise<bigint | u
  * The entries whose ctime is not before the file clock's stamp `now` (every entry when it is
  * unknown): a change within that tick could leave all their stat data as recorded. On kernels
  * whose stamps are finer where asked for (Linux 6.13 and later), an entry can even be stamped
- * after a coarse `now`: not before it is the test, never equal to it.
+ * after a coarse `now`, which is why the test is "not before" rather than "equal".
  */
 export function freshPaths(
   ctimes: ReadonlyMap<string, bigint>,
@@ -204,8 +204,8 @@ async function holdsRecorded(
 /**
  * Puts a tree back to the one `rememberTree` recorded, when all that changed is entries added:
  * every recorded file, link and directory still has its recorded stat data (and a fresh file or
- * link its recorded content); what was added is removed and true returned. False (the tree left as it is) when a recorded entry changed, went
- * or was replaced, or anything could not be removed.
+ * link its recorded content); what was added is removed and true returned. False (the tree left
+ * as it is) when a recorded entry changed, went or was replaced, or anything could not be removed.
  * Only for a tree whose writers could not change a file without its stat data showing it (see
  * `CommandSandbox.changesShowInStat`).
  */

@@ -708,11 +708,10 @@ async function captureChange(
     state.storedPatch = scrubbed.bytes;
     state.patchRedacted = scrubbed.redacted;
   } catch (error) {
-    // A full file system, or a git that fails outside the trial too, is not the trial's doing
-    // (another trial, or anything else on the machine, may have filled it or broken git):
-    // retried, never blamed on this trial.
-    // Nor are the run's shared packs found damaged (only code outside the sandbox can): the
-    // run's fixture changed, and no verdict is given.
+    // A git that fails outside the trial too, or a full file system, is not the trial's doing
+    // (anything else on the machine may have broken git or filled the disk): retried, never
+    // blamed on this trial. Nor are shared packs found damaged (only code outside the sandbox
+    // can): the run's fixture changed, and no verdict is given.
     if (
       isWorkspaceError(error) &&
       (error.code === "git-failed" || error.code === "fixture-changed")
