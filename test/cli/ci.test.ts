@@ -2,12 +2,13 @@
 // the working tree, one paired verdict, the exit code by the verdict; nothing run when nothing
 // changed; the base read with git and gone afterwards. (The example's scripted agents stand in
 // for a team's: a better agent module and a setup with the careful-fixes habits at the head.)
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exitForCi } from "../../src/cli/commands/ci.js";
@@ -320,6 +321,38 @@ describe("harness ci", () => {
     expect(inOut.stderr).toContain("keep the trial cache apart from the run's evidence");
     await expect(readdir(join(base, "out-cache-weak"))).rejects.toThrow();
   }, 240_000);
+
+  it("waits its turn behind another harness ci of the same base and variant, and takes over a dead one's folder", async () => {
+    const commit = git(repo, "rev-parse", "HEAD~1").trim().slice(0, 12);
+    const folder = join(repo, "fix-the-bug", `.harnesslab-ci-${commit}-baseline`);
+    await mkdir(folder);
+    await writeFile(join(folder, "in-use"), "the other run's\n");
+    await mkdir(`${folder}.lock`);
+    // The other run: a live process of this machine holds the folder's lock.
+    const other = spawn("sleep", ["600"], { stdio: "ignore" });
+    const exited = once(other, "exit");
+    try {
+      await writeFile(
+        join(`${folder}.lock`, ".harnesslab-run.lock"),
+        `${JSON.stringify({ pid: other.pid, host: hostname(), startedAt: "2026-12-02T20:00:00.000Z", token: "the-other-run", kind: "run" })}\n`,
+      );
+      const refused = await runHarness(ciArgs("HEAD~1", "--out", join(base, "out-busy")), repo);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr).toContain("the base's setup folder is in use");
+      expect(refused.stderr).toContain(`pid ${other.pid}`);
+      expect(await readFile(join(folder, "in-use"), "utf8")).toBe("the other run's\n");
+      await expect(readdir(join(base, "out-busy"))).rejects.toThrow();
+    } finally {
+      other.kill();
+    }
+    await exited;
+    // Its process gone (killed, say), the next run replaces the folder and leaves nothing.
+    const run = await runHarness(ciArgs("HEAD~1", "--out", join(base, "out-taken")), repo);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(
+      (await readdir(join(repo, "fix-the-bug"))).filter((n) => n.startsWith(".harnesslab-ci")),
+    ).toEqual([]);
+  });
 
   it("refuses with exit 2 what git cannot give, naming it", async () => {
     const noRef = await runHarness(ciArgs("no-such-branch"), repo);

@@ -209,7 +209,7 @@ const FIXTURES: Array<[string, (root: string) => Promise<void>]> = [
 
 describe.each(FIXTURES)(
   "gradePatch puts a grading copy of %s back only when nothing recorded changed",
-  (_name, grow) => {
+  (name, grow) => {
     let scripts: string;
     let fixtureDir: string;
     let patch: Uint8Array;
@@ -222,7 +222,7 @@ describe.each(FIXTURES)(
       await cp(fixture, fixtureDir, { recursive: true });
       await grow(fixtureDir);
       frozen = await snapshotTree(fixtureDir);
-      expect(cheapToHash(frozen)).toBe(_name.startsWith("a small"));
+      expect(cheapToHash(frozen)).toBe(name.startsWith("a small"));
       // Every copy's .git links the run's packs, as in a run.
       area = await createBaselineArea({ tempParent: dir });
       baseline = await area.build(fixtureDir, frozen);

@@ -1,9 +1,11 @@
 // `harness ci`'s inputs (I/O): the base's setup files read from git into a hidden folder beside
 // the manifest, and the derived manifest that compares them with the working tree's. Both live in
 // the manifest's directory (a manifest's paths stay inside it) and go when the run is done.
-import { readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { readFile, realpath, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join, posix, relative, sep } from "node:path";
 import { InvalidInputError } from "../../shared/index.js";
+import { ExperimentInputError } from "../errors.js";
+import { createRunLock } from "../run/run-lock.js";
 import { CI_BASELINE, CI_CANDIDATE, deriveCiManifest } from "./derive.js";
 import { commitOf, extractAtCommit, repositoryRoot } from "./git.js";
 
@@ -13,7 +15,7 @@ export interface PreparedCi {
   /** The manifest's variant under test. */
   variant: string;
   baseCommit: string;
-  /** Removes the derived manifest and the base's files. */
+  /** Removes the derived manifest and the base's files, and gives up the folder's lock. */
   cleanup(): Promise<void>;
 }
 
@@ -95,11 +97,35 @@ export async function prepareCi(options: {
     );
   const baseRoot = join(manifestDir, hidden);
   const manifestPath = join(manifestDir, `${hidden}.json`);
-  const cleanup = async () => {
+  // Two runs of the same base and variant would share the folder, and each replaces it: one at
+  // a time, as a run's --out is (a dead holder's lock is taken over).
+  const lockDir = join(manifestDir, `${hidden}.lock`);
+  const lock = createRunLock(lockDir, { takeOverStale: true });
+  try {
+    await lock.acquire();
+  } catch (error) {
+    if (!(error instanceof ExperimentInputError)) throw error;
+    throw new ExperimentInputError(
+      options.manifestPath,
+      [
+        {
+          path: hidden,
+          message: `another harness ci of ${baseCommit.slice(0, 12)} for this variant is using this folder: ${error.problems.map((p) => p.message).join("; ")}`,
+        },
+      ],
+      "the base's setup folder is in use",
+    );
+  }
+  const removeFiles = async () => {
     await rm(baseRoot, { recursive: true, force: true });
     await rm(manifestPath, { force: true });
   };
-  await cleanup();
+  const cleanup = async () => {
+    await removeFiles();
+    await lock.release();
+    await rmdir(lockDir).catch(() => {});
+  };
+  await removeFiles();
   try {
     await extractAtCommit(
       root,
