@@ -51,10 +51,3 @@ export async function checkCopy(root: string, expected: TreeSnapshot): Promise<v
       { paths: differing.slice(0, 50) },
     );
 }
-
-/** Whether a copy holds exactly the files of a snapshot, by path (contents are checked apart). */
-export function sameFiles(copied: readonly WalkedEntry[], expected: TreeSnapshot): boolean {
-  const want = expected.files.filter((f) => f.kind === "file");
-  const got = copied.filter((e) => e.kind === "file");
-  return want.length === got.length && want.every((f, i) => f.path === got[i]!.path);
-}

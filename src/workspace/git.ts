@@ -121,28 +121,6 @@ export async function git(
 }
 
 /**
- * Brings the index's stat data up to date with the working tree. Every entry whose stat data does
- * not match the file (all of them, for an index read from a tree) is hashed and compared: `clean`
- * is false when some file's content or executable bit differs from its entry (`output` lists them).
- */
-export async function refreshIndex(
-  root: string,
-  home: string,
-): Promise<{ clean: boolean; output: string }> {
-  const args = ["update-index", "--refresh"];
-  const result = await runCommand(["git", ...HARNESS_GIT_OPTIONS, ...args], {
-    cwd: root,
-    env: gitEnv(root, home),
-    timeoutMs: GIT_TIMEOUT_MS,
-  });
-  if (result.exitCode === 0) return { clean: true, output: "" };
-  // Git says `<path>: needs update` for each such file and exits with 1.
-  if (result.exitCode === 1 && /: needs update$/m.test(result.stdout))
-    return { clean: false, output: tail(result.stdout) };
-  throw gitFailure(args, result, "git-failed");
-}
-
-/**
  * The repository's `info/attributes`, which outranks every `.gitattributes` in the tree: no
  * line-ending conversion, no clean or smudge filter, no keyword expansion, no re-encoding, and
  * binary detection left to git. A `.gitattributes` the trial wrote is then only a file of its

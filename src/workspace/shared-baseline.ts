@@ -1,7 +1,9 @@
 // A fixture's git baseline built once per run and shared by its trials. What makes a trial's
 // repository expensive is the commit of the whole fixture (hashing, compressing and writing an
 // object per file); here that happens once, into packs that each trial's `.git/objects/pack`
-// links to, and a trial's own part is an index refreshed against its copy.
+// links to. Checking a copy against the fixture (hashing every file again) is done once too: the
+// checked copy is kept, every trial's copy is made from it, and a copy's index gets the stat data
+// of the files just copied, so neither the harness nor git has to read them again.
 //
 // A linked pack is the same inode in every trial, so a write to one would be a write to all.
 // Nothing can write to them: git never changes a pack once written (it writes new ones and
@@ -11,8 +13,7 @@
 // is code running as the harness outside any sandbox: under --unsafe-no-sandbox the runner does
 // not share baselines, and the experimenter's own scripted agent modules are caught by
 // `assertBaselineIntact`, which every capture runs once git has read the packs.
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import {
   chmod,
   constants,
@@ -29,13 +30,24 @@ import {
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { checkCopy, copyFixture } from "./copy.js";
-import { createBaseline, git, refreshIndex, trialConfig, writeNeutralAttributes } from "./git.js";
+import { createBaseline, git, trialConfig, writeNeutralAttributes } from "./git.js";
+import { type IndexLayout, indexWithStats, readIndexLayout } from "./git-index.js";
+import { copyAll, lstatAll } from "./sliced-fs.js";
+import {
+  contentByPath,
+  hashFile,
+  type KnownTree,
+  knownTree,
+  rememberTree,
+  statKey,
+} from "./snapshot.js";
 import { BASELINE_TEMP_PREFIX, createTempDir, removeTree } from "./temp.js";
 import type {
   BaselineArea,
   CreateBaselineAreaOptions,
   GitBaseline,
   SharedBaseline,
+  TreeEntry,
   TreeSnapshot,
 } from "./types.js";
 import { WorkspaceError } from "./types.js";
@@ -68,10 +80,19 @@ interface BaselineParts {
   /** The config `git init` wrote, to which each trial's own settings are added. */
   initConfig: string;
   /**
-   * An index read from the commit, with no stat data: each trial writes it instead of running
-   * `git read-tree`, and git compares every file with it by content until the index is refreshed.
+   * An index read from the commit, with no stat data: each copy gets it with the stat data of
+   * its own files (`indexWithStats`) instead of running `git read-tree` and a refresh.
    */
-  index: Buffer;
+  index: IndexLayout;
+  /**
+   * The run's own copy of the fixture, checked against the frozen snapshot when the baseline was
+   * built: every copy is made from it, never from the task's directory, which may change.
+   */
+  tree: string;
+  /** Its files' stat data once checked (`rememberTree`): each copy checks them again. */
+  treeKnown: KnownTree;
+  /** The frozen fixture's files by path, as every copy's `KnownTree` records them. */
+  content: ReadonlyMap<string, TreeEntry>;
 }
 
 // Kept apart from the public object, so nothing outside this stage reaches the paths or can hand
@@ -119,13 +140,12 @@ async function buildBaseline(
     const built = await createBaseline(tree, home, devNull, { packed: true });
     const indexFile = join(dir, "index");
     await git(["read-tree", built.commit], tree, home, "git-failed", { GIT_INDEX_FILE: indexFile });
-    const index = await readFile(indexFile);
+    const index = readIndexLayout(await readFile(indexFile));
     const objects = join(tree, ".git", "objects");
     await requireOnlyPacks(objects);
     await rename(join(objects, "pack"), packDir);
-    // The copy and the rest of its repository are not needed: trials copy the fixture and make
-    // their own index, so the packs are all that stays.
-    await Promise.all([removeTree(tree), removeTree(home)]);
+    // The packs and the checked copy are what stays: trials copy the copy and link the packs.
+    await Promise.all([removeTree(join(tree, ".git")), removeTree(home)]);
     const ref = /^ref: (refs\/heads\/\S+)\n?$/.exec(built.head)?.[1];
     if (ref === undefined)
       throw new WorkspaceError("git-failed", "the baseline's HEAD names no branch", {
@@ -138,6 +158,9 @@ async function buildBaseline(
       ref,
       initConfig: built.initConfig,
       index,
+      tree,
+      treeKnown: await rememberTree(tree, expected, dir),
+      content: contentByPath(expected),
     });
     return baseline;
   } catch (error) {
@@ -184,7 +207,7 @@ async function fingerprint(packDir: string): Promise<SharedFile[]> {
       ino: info.ino,
       size: info.size,
       mode: info.mode,
-      sha256: await hashFile(path),
+      sha256: (await hashFile(path)).sha256,
       mtimeNs: info.mtimeNs,
     });
   }
@@ -196,12 +219,6 @@ function parts(baseline: SharedBaseline): BaselineParts {
   if (found === undefined)
     throw new Error("createTrialWorkspace: the shared baseline was not built by a BaselineArea");
   return found;
-}
-
-async function hashFile(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest("hex");
 }
 
 /**
@@ -216,7 +233,7 @@ async function changeOf(file: SharedFile, packDir: string | undefined): Promise<
   if (!same) return packDir === undefined ? (now === undefined ? "removed" : "replaced") : null;
   if (now.size !== file.size || now.mode !== file.mode) return "written";
   if (now.mtimeNs === file.mtimeNs) return null;
-  if ((await hashFile(path)) !== file.sha256) return "written";
+  if ((await hashFile(path)).sha256 !== file.sha256) return "written";
   file.mtimeNs = now.mtimeNs;
   return null;
 }
@@ -259,12 +276,7 @@ async function linkShared(file: SharedFile, target: string): Promise<void> {
   }
 }
 
-/** The repository `materializeBaseline` made, or word that the copy differs from the baseline. */
-export type MaterializedBaseline =
-  | { ok: true; baseline: GitBaseline }
-  | { ok: false; output: string };
-
-/** A private baseline's `.git`, with the shared packs linked and an index read from the commit. */
+/** A private baseline's `.git` but its index, with the shared packs linked. */
 async function linkRepository(shared: SharedBaseline, root: string, config: string): Promise<void> {
   const own = parts(shared);
   await assertBaselineIntact(shared);
@@ -282,7 +294,6 @@ async function linkRepository(shared: SharedBaseline, root: string, config: stri
       writeFile(join(gitDir, "HEAD"), own.head, { flag: "wx" }),
       writeFile(join(gitDir, own.ref), `${shared.commit}\n`, { flag: "wx" }),
       writeFile(join(gitDir, "config"), config, { flag: "wx" }),
-      writeFile(join(gitDir, "index"), own.index, { flag: "wx" }),
       writeNeutralAttributes(gitDir),
       ...own.files.map((file) => linkShared(file, join(gitDir, "objects", "pack", file.name))),
     ]);
@@ -296,42 +307,125 @@ async function linkRepository(shared: SharedBaseline, root: string, config: stri
   }
 }
 
+/** What `materializeBaseline` made: the copy's repository, and the copy as the harness knows it. */
+export interface MaterializedBaseline {
+  baseline: GitBaseline;
+  /** The copy's stat data, each file known to hold the frozen fixture's content for its path. */
+  known: KnownTree;
+}
+
+function copyChanged(path: string, why: string): WorkspaceError {
+  return new WorkspaceError(
+    "fixture-changed",
+    `the run's copy of the fixture changed during the run (${path} ${why}); no trial may start from or be graded on another fixture`,
+    { paths: [path] },
+  );
+}
+
 /**
- * Makes `root` a repository of the shared baseline while the fixture is being copied into it
- * (`copied` says, once the copy is made, whether it holds the baseline's files): the `.git` a
- * private baseline would have, with the baseline's packs linked instead of a commit made, and an
- * index read from the commit and refreshed against the copy. The refresh hashes every file (no
- * stat data matches a new copy), so a copy that differs from the baseline in any file's content
- * or executable bit is reported, not trusted. Without `refresh` (a copy that checked itself as it
- * was made) the index keeps no stat data.
+ * Copies the run's copy of the fixture into `root` (which need not exist yet) and reads the stat
+ * data of what it made. Each source file is looked at again once every copy is made: stat data
+ * unchanged since it was checked mean the bytes copied are the ones checked (any write moves a
+ * file's ctime, and only code running as the harness can reach the area at all).
+ */
+async function copyTree(
+  own: BaselineParts,
+  fixture: TreeSnapshot,
+  root: string,
+): Promise<{ files: Map<string, BigIntStats>; dirs: Map<string, BigIntStats> }> {
+  await mkdir(root, { recursive: true });
+  // Sorted order puts every directory before its contents.
+  for (const entry of fixture.files) if (entry.kind === "dir") await mkdir(join(root, entry.path));
+  const copied = fixture.files.filter((entry) => entry.kind === "file");
+  await copyAll(
+    copied.map((entry) => ({
+      source: join(own.tree, entry.path),
+      target: join(root, entry.path),
+      bytes: entry.bytes,
+    })),
+    (i, error) => (error.code === "ENOENT" ? copyChanged(copied[i]!.path, "was removed") : error),
+  );
+  // Each source looked at once every copy is made, so a write during any copy shows.
+  const [sources, targets] = [
+    await lstatAll(copied.map((entry) => join(own.tree, entry.path))),
+    await lstatAll(copied.map((entry) => join(root, entry.path))),
+  ];
+  const files = new Map<string, BigIntStats>();
+  for (const [i, entry] of copied.entries()) {
+    const was = sources[i];
+    const made = targets[i];
+    if (was === undefined || statKey(was) !== own.treeKnown.stats.get(entry.path))
+      throw copyChanged(entry.path, "was written, replaced or removed");
+    if (made === undefined) throw copyChanged(entry.path, "could not be copied");
+    files.set(entry.path, made);
+  }
+  // A source changed within the clock tick it was checked in is compared by content.
+  for (const entry of copied.filter((e) => own.treeKnown.fresh.has(e.path))) {
+    const now = await hashFile(join(root, entry.path));
+    if (now.sha256 !== entry.sha256 || now.bytes !== entry.bytes)
+      throw copyChanged(entry.path, "holds other bytes");
+  }
+  const dirPaths = ["", ...fixture.files.filter((e) => e.kind === "dir").map((e) => e.path)];
+  const dirStats = await lstatAll(dirPaths.map((path) => join(root, path)));
+  const dirs = new Map<string, BigIntStats>();
+  for (const [i, path] of dirPaths.entries()) {
+    const info = dirStats[i];
+    if (info === undefined) throw copyChanged(path, "could not be made");
+    dirs.set(path, info);
+  }
+  return { files, dirs };
+}
+
+/**
+ * Makes `root` a copy of the shared baseline's fixture with its repository: the run's checked
+ * copy of the fixture copied in (see `copyTree`) while the `.git` a private baseline would have
+ * is made beside it, with the baseline's packs linked instead of a commit made, and an index
+ * read from the commit given the copy's stat data, so that git trusts the copy's files without
+ * reading them. `privateDir` is the harness's, on the copy's filesystem, where the file clock is
+ * read (`knownTree`).
  */
 export async function materializeBaseline(
   shared: SharedBaseline,
   root: string,
-  home: string,
   hooksDir: string,
-  copied: Promise<boolean>,
-  options: { refresh: boolean } = { refresh: true },
+  privateDir: string,
 ): Promise<MaterializedBaseline> {
-  const config = trialConfig(parts(shared).initConfig, hooksDir);
+  const own = parts(shared);
+  const config = trialConfig(own.initConfig, hooksDir);
   // Both run to their end before either's failure is reported, so nothing still writes into the
   // workspace when the caller removes it.
-  const [copy, linked] = await Promise.allSettled([copied, linkRepository(shared, root, config)]);
-  if (copy.status === "rejected") throw copy.reason;
-  if (linked.status === "rejected") throw linked.reason;
-  if (!copy.value) return { ok: false, output: "" };
-  if (options.refresh) {
-    const refreshed = await refreshIndex(root, home);
-    if (!refreshed.clean) return { ok: false, output: refreshed.output };
+  const [copy, linked] = await Promise.allSettled([
+    copyTree(own, shared.fixture, root),
+    linkRepository(shared, root, config),
+  ]);
+  if (copy.status === "rejected") {
+    const error = copy.reason as NodeJS.ErrnoException;
+    if (error instanceof WorkspaceError) throw error;
+    // The message names no path: the area's must not reach a trial's artifacts.
+    throw new WorkspaceError(
+      "copy-failed",
+      `cannot copy the fixture (${error.code ?? error.message})`,
+      {
+        code: error.code,
+      },
+    );
   }
+  if (linked.status === "rejected") throw linked.reason;
+  const known = await knownTree(copy.value.files, copy.value.dirs, own.content, privateDir);
+  const index = indexWithStats(
+    own.index,
+    (path) => copy.value.files.get(path),
+    known.clockNs === undefined ? undefined : known.clockNs / 1_000_000_000n,
+  );
   const indexPath = join(root, ".git", "index");
-  return {
-    ok: true,
-    baseline: {
-      commit: shared.commit,
-      config,
-      index: await readFile(indexPath),
-      indexMtime: (await stat(indexPath)).mtime,
-    },
-  };
+  try {
+    await writeFile(indexPath, index, { flag: "wx" });
+    return {
+      baseline: { commit: shared.commit, config, index, indexMtime: (await stat(indexPath)).mtime },
+      known,
+    };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new WorkspaceError("git-failed", `cannot write the trial's index (${code})`, { code });
+  }
 }

@@ -1,17 +1,11 @@
 import { mkdir, realpath } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkCopy, copyFixture, sameFiles } from "./copy.js";
+import { checkCopy, copyFixture } from "./copy.js";
 import { capturePatch, createBaseline } from "./git.js";
 import { replaceTrialRoot } from "./paths.js";
 import { assertBaselineIntact, materializeBaseline } from "./shared-baseline.js";
-import {
-  cheapToHash,
-  type KnownTree,
-  rememberTree,
-  restoreKnownTree,
-  snapshotTree,
-} from "./snapshot.js";
+import { type KnownTree, rememberTree, restoreKnownTree, snapshotTree } from "./snapshot.js";
 import { createTempDir, removeTree, TRIAL_TEMP_PREFIX } from "./temp.js";
 import type {
   CreateTrialWorkspaceOptions,
@@ -21,43 +15,6 @@ import type {
   TrialWorkspace,
 } from "./types.js";
 import { WorkspaceError } from "./types.js";
-import type { WalkedEntry } from "./walk.js";
-
-/**
- * The run's shared baseline, linked into the copy as it is made. A copy that differs from it is
- * refused with the paths that differ from the frozen fixture, exactly as a private copy's check
- * words it. `checkedByContent`: the copy is checked by hashing it here, and the index is not
- * refreshed (git would hash every file again).
- */
-async function sharedRepository(
-  root: string,
-  home: string,
-  hooksDir: string,
-  shared: SharedBaseline,
-  copying: Promise<WalkedEntry[]>,
-  checkedByContent: boolean,
-): Promise<GitBaseline> {
-  const made = await materializeBaseline(
-    shared,
-    root,
-    home,
-    hooksDir,
-    copying.then(async (copied) => {
-      if (!checkedByContent) return sameFiles(copied, shared.fixture);
-      await checkCopy(root, shared.fixture);
-      return true;
-    }),
-    { refresh: !checkedByContent },
-  );
-  if (made.ok) return made.baseline;
-  await checkCopy(root, shared.fixture);
-  // Git saw a difference the frozen snapshot does not: the baseline is not what it was built as.
-  throw new WorkspaceError(
-    "git-failed",
-    "the copy matches the frozen fixture but not the run's shared baseline of it",
-    { refresh: made.output },
-  );
-}
 
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:
@@ -68,9 +25,10 @@ async function sharedRepository(
  *
  * The baseline commit id and the repository's config are kept in memory: `capturePatch` restores
  * the config and diffs against that commit, whatever the trial did to its repository. With
- * `options.baseline` the commit is the run's shared one, whose packs the repository links to;
- * without it the copy is committed here. Either way the copy is checked against the frozen
- * fixture first.
+ * `options.baseline` the commit is the run's shared one, whose packs the repository links to, and
+ * the copy is made from the run's own checked copy of the fixture (`fixtureDir` is not read);
+ * without it `fixtureDir` is copied, checked against `options.expectedFixture` and committed
+ * here.
  *
  * Throws WorkspaceError (`fixture-*`, `copy-failed`, `git-failed`); nothing is left behind then.
  */
@@ -95,20 +53,18 @@ export async function createTrialWorkspace(
   // against.
   const verified = shared?.fixture ?? options.expectedFixture;
   try {
-    const copying = Promise.all([
-      mkdir(scratchDir),
-      mkdir(hooksDir),
-      copyFixture(fixtureDir, root),
-    ]).then(([, , copied]) => copied);
-    // Hashing a small copy here spares a git process; on a large one git's refresh is faster,
-    // and the stat data it keeps spare the capture reading every file again.
-    const checkedByContent = shared !== undefined && cheapToHash(shared.fixture);
-    const baseline = shared
-      ? await sharedRepository(root, scratchDir, hooksDir, shared, copying, checkedByContent)
-      : await copying.then(async () => {
-          if (verified !== undefined) await checkCopy(root, verified);
-          return createBaseline(root, scratchDir, hooksDir);
-        });
+    await Promise.all([mkdir(scratchDir), mkdir(hooksDir)]);
+    let copied: KnownTree | undefined;
+    let baseline: GitBaseline;
+    if (shared) {
+      const made = await materializeBaseline(shared, root, hooksDir, tempDir);
+      baseline = made.baseline;
+      copied = made.known;
+    } else {
+      await copyFixture(fixtureDir, root);
+      if (verified !== undefined) await checkCopy(root, verified);
+      baseline = await createBaseline(root, scratchDir, hooksDir);
+    }
     const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
     let removed: Promise<void> | undefined;
     let known: KnownTree | undefined;
@@ -117,8 +73,14 @@ export async function createTrialWorkspace(
       realRoot,
       scratchDir,
       baselineCommit: baseline.commit,
-      remember: async (content = verified) => {
-        known = content === undefined ? undefined : await rememberTree(root, content, tempDir);
+      remember: async (content) => {
+        // The copy's own record serves as long as it is the fixture that is remembered: any
+        // change since moved the stat data it keeps.
+        if (content === undefined && copied !== undefined) known = copied;
+        else {
+          const holding = content ?? verified;
+          known = holding === undefined ? undefined : await rememberTree(root, holding, tempDir);
+        }
       },
       restore: async () => {
         if (known === undefined || !(await restoreKnownTree(root, known))) return false;

@@ -211,8 +211,9 @@ export interface CreateTrialWorkspaceOptions {
   expectedFixture?: TreeSnapshot;
   /**
    * The fixture's baseline built once for the run (`BaselineArea.build`): the copy then shares the
-   * baseline's read-only objects instead of committing the fixture again. The copy is still checked
-   * against the frozen fixture, and the workspace is the same to its users.
+   * baseline's read-only objects instead of committing the fixture again, and is made from the
+   * copy of the fixture the baseline checked against the frozen snapshot (so a fixture changed
+   * mid-run reaches no trial); the workspace is the same to its users.
    */
   baseline?: SharedBaseline;
 }

@@ -288,7 +288,10 @@ describe("a workspace step that breaks", () => {
     expect(await readdir(exp.trialsDir)).toEqual([]);
   });
 
-  it("records a fixture that disappears mid-run as fixture_copy_failed and still decides", async () => {
+  it.each([
+    ["without a sandbox, where every trial copies the fixture", true],
+    ["with the sandbox, where every trial copies the run's checked copy of it", false],
+  ])("records a fixture that disappears mid-run %s", async (_where, unsafeNoSandbox) => {
     const exp = await experiment();
     const away = `${exp.fixtureDir}.away`;
     // The runner calls onProgress synchronously between trials, so a synchronous rename lands
@@ -296,19 +299,27 @@ describe("a workspace step that breaks", () => {
     const { verdict } = await runManifest(exp.manifestPath, {
       outDir: exp.outDir,
       tempParent: exp.trialsDir,
+      ...(unsafeNoSandbox ? { unsafeNoSandbox } : {}),
       onProgress: (p) => {
         if (p.done === 1) renameSync(exp.fixtureDir, away);
         if (p.done === 2) renameSync(away, exp.fixtureDir);
       },
     });
-    const broken = verdict.trials.find((t) => t.seq === 2)!;
-    expect(broken).toMatchObject({
-      outcome: "infrastructure_error",
-      infraReason: "fixture_copy_failed",
-    });
-    const stderr = await readFile(join(exp.outDir, broken.artifactDir, "stderr.txt"), "utf8");
-    expect(stderr).toContain("harness: fixture_copy_failed:");
-    expect(stderr).toContain("ENOENT");
+    const second = verdict.trials.find((t) => t.seq === 2)!;
+    if (unsafeNoSandbox) {
+      // As fixture_copy_failed, and the run still decides.
+      expect(second).toMatchObject({
+        outcome: "infrastructure_error",
+        infraReason: "fixture_copy_failed",
+      });
+      const stderr = await readFile(join(exp.outDir, second.artifactDir, "stderr.txt"), "utf8");
+      expect(stderr).toContain("harness: fixture_copy_failed:");
+      expect(stderr).toContain("ENOENT");
+    } else {
+      // Not at all: the trial never reads the task's directory.
+      expect(second.outcome).not.toBe("infrastructure_error");
+      expect(verdict.trials.every((t) => t.outcome !== "infrastructure_error")).toBe(true);
+    }
     expect(verdict.fixturesUnchanged).toBe(true);
     expect(verdict.status).not.toBe("infrastructure_error");
   });

@@ -1,0 +1,65 @@
+// File-system calls for whole trees, made on the main thread a slice at a time. Through the
+// thread pool each call costs several times its own work here (queueing, a promise, a wake-up on
+// 2 cores): for 50,000 files of 10 kB, stat calls took 1.7 to 3.7 s against 0.2 to 0.4 s, and
+// copies 4.1 to 7.5 s against 3.0 to 4.1 s. Between slices the event loop turns, so other work
+// (a trial's output, its timers) waits a few milliseconds at most.
+import { type BigIntStats, constants, copyFileSync, lstatSync } from "node:fs";
+import { copyFile } from "node:fs/promises";
+import { setImmediate as nextTurn } from "node:timers/promises";
+
+/** Paths stat'ed between two turns of the event loop. */
+const STAT_SLICE = 512;
+/** Bytes copied between two turns of the event loop, each file counted at least `FILE_COST`. */
+const COPY_SLICE_BYTES = 2 * 1024 * 1024;
+const FILE_COST = 16 * 1024;
+/** A file above this is copied through the thread pool: copying it blocks for too long. */
+const LARGE_FILE = 8 * 1024 * 1024;
+
+/** The `lstat` of every path, in order; undefined where it cannot be read (gone, not allowed). */
+export async function lstatAll(paths: readonly string[]): Promise<(BigIntStats | undefined)[]> {
+  const stats: (BigIntStats | undefined)[] = new Array(paths.length);
+  for (let start = 0; start < paths.length; start += STAT_SLICE) {
+    if (start > 0) await nextTurn();
+    const end = Math.min(start + STAT_SLICE, paths.length);
+    for (let i = start; i < end; i++) {
+      try {
+        stats[i] = lstatSync(paths[i]!, { bigint: true, throwIfNoEntry: false });
+      } catch {
+        stats[i] = undefined;
+      }
+    }
+  }
+  return stats;
+}
+
+export interface FileCopy {
+  source: string;
+  /** Created exclusively: never follows or replaces anything already there. */
+  target: string;
+  /** The source's size as expected, which only decides how it is copied. */
+  bytes: number;
+}
+
+/** Copies each file in order; the first failure is thrown as `failed(index, error)` makes it. */
+export async function copyAll(
+  copies: readonly FileCopy[],
+  failed: (index: number, error: NodeJS.ErrnoException) => Error,
+): Promise<void> {
+  let sliceBytes = 0;
+  for (const [i, copy] of copies.entries()) {
+    try {
+      if (copy.bytes > LARGE_FILE) {
+        await copyFile(copy.source, copy.target, constants.COPYFILE_EXCL);
+        continue;
+      }
+      if (sliceBytes >= COPY_SLICE_BYTES) {
+        await nextTurn();
+        sliceBytes = 0;
+      }
+      copyFileSync(copy.source, copy.target, constants.COPYFILE_EXCL);
+      sliceBytes += Math.max(copy.bytes, FILE_COST);
+    } catch (error) {
+      throw failed(i, error as NodeJS.ErrnoException);
+    }
+  }
+}
