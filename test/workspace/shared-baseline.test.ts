@@ -360,6 +360,8 @@ try "commit" git -c user.name=a -c user.email=a@a commit --allow-empty -qm x
 try "repack" git repack -a -d -q
 try "gc" git gc --prune=now -q
 try "see the baseline's area" ls ${areaDir}
+try "write the run's copy of the fixture" sh -c 'printf x >> ${areaDir}/1/tree/src/index.js'
+try "hard-link a file of that copy into the trial" ln ${areaDir}/1/tree/src/index.js stolen.js
 ln -s ${p} link.pack
 rm -f copy.pack
 `;
@@ -394,10 +396,16 @@ describe("a trial attacking the shared baseline", () => {
     });
     expect(result.exitCode, result.stderr).toBe(0);
     const report = attempts(result.stdout);
-    expect(Object.keys(report)).toHaveLength(14);
+    expect(Object.keys(report)).toHaveLength(16);
     expect(Object.entries(report).filter(([, outcome]) => outcome === "ok")).toEqual([]);
 
+    // The packs and the run's copy of the fixture, every file's inode, mtime, mode and bytes.
+    expect(Object.keys(before)).toContain(join("1", "tree", "src", "index.js"));
     expect(await fileStates(area.dir)).toEqual(before);
+    // Copies are still made from it: its files kept the stat data they were checked with.
+    expect((await snapshotTree((await sharedTrial()).root, { mode: "trial" })).hash).toBe(
+      frozen.hash,
+    );
     await change(victim.root);
     const own = await privateTrial();
     await change(own.root);
@@ -458,10 +466,16 @@ describe("a trial attacking the shared baseline", () => {
       expect(results[name], name).toMatchObject({ ok: false, rule: "git-dir" });
     expect(results.bash?.ok).toBe(true);
     const report = attempts(results.bash?.stdout ?? "");
-    expect(Object.keys(report)).toHaveLength(14);
+    expect(Object.keys(report)).toHaveLength(16);
     expect(Object.entries(report).filter(([, outcome]) => outcome === "ok")).toEqual([]);
 
+    // The packs and the run's copy of the fixture, every file's inode, mtime, mode and bytes.
+    expect(Object.keys(before)).toContain(join("1", "tree", "src", "index.js"));
     expect(await fileStates(area.dir)).toEqual(before);
+    // Copies are still made from it: its files kept the stat data they were checked with.
+    expect((await snapshotTree((await sharedTrial()).root, { mode: "trial" })).hash).toBe(
+      frozen.hash,
+    );
     await change(victim.root);
     expect((await victim.capturePatch()).changedFiles).toHaveLength(6);
   });
