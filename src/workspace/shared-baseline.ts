@@ -334,22 +334,21 @@ async function copyTree(
   root: string,
 ): Promise<{ files: Map<string, BigIntStats>; dirs: Map<string, BigIntStats> }> {
   await mkdir(root, { recursive: true });
+  const dirPaths = fixture.files.filter((e) => e.kind === "dir").map((e) => e.path);
   // Sorted order puts every directory before its contents.
-  for (const entry of fixture.files) if (entry.kind === "dir") await mkdir(join(root, entry.path));
+  for (const path of dirPaths) await mkdir(join(root, path));
   const copied = fixture.files.filter((entry) => entry.kind === "file");
-  await copyAll(
-    copied.map((entry) => ({
-      source: join(own.tree, entry.path),
-      target: join(root, entry.path),
-      bytes: entry.bytes,
-    })),
-    (i, error) => (error.code === "ENOENT" ? copyChanged(copied[i]!.path, "was removed") : error),
+  const copies = copied.map((entry) => ({
+    source: join(own.tree, entry.path),
+    target: join(root, entry.path),
+    bytes: entry.bytes,
+  }));
+  await copyAll(copies, (i, error) =>
+    error.code === "ENOENT" ? copyChanged(copied[i]!.path, "was removed") : error,
   );
   // Each source looked at once every copy is made, so a write during any copy shows.
-  const [sources, targets] = [
-    await lstatAll(copied.map((entry) => join(own.tree, entry.path))),
-    await lstatAll(copied.map((entry) => join(root, entry.path))),
-  ];
+  const sources = await lstatAll(copies.map((copy) => copy.source));
+  const targets = await lstatAll(copies.map((copy) => copy.target));
   const files = new Map<string, BigIntStats>();
   for (const [i, entry] of copied.entries()) {
     const was = sources[i];
@@ -360,15 +359,16 @@ async function copyTree(
     files.set(entry.path, made);
   }
   // A source changed within the clock tick it was checked in is compared by content.
-  for (const entry of copied.filter((e) => own.treeKnown.fresh.has(e.path))) {
-    const now = await hashFile(join(root, entry.path));
+  for (const [i, entry] of copied.entries()) {
+    if (!own.treeKnown.fresh.has(entry.path)) continue;
+    const now = await hashFile(copies[i]!.target);
     if (now.sha256 !== entry.sha256 || now.bytes !== entry.bytes)
       throw copyChanged(entry.path, "holds other bytes");
   }
-  const dirPaths = ["", ...fixture.files.filter((e) => e.kind === "dir").map((e) => e.path)];
-  const dirStats = await lstatAll(dirPaths.map((path) => join(root, path)));
+  const withRoot = ["", ...dirPaths];
+  const dirStats = await lstatAll(withRoot.map((path) => join(root, path)));
   const dirs = new Map<string, BigIntStats>();
-  for (const [i, path] of dirPaths.entries()) {
+  for (const [i, path] of withRoot.entries()) {
     const info = dirStats[i];
     if (info === undefined) throw copyChanged(path, "could not be made");
     dirs.set(path, info);
