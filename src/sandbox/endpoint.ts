@@ -233,6 +233,12 @@ export async function startEndpointProxy(options: EndpointProxyOptions): Promise
         // forwarded exactly as it was checked.
         path: query === "" ? path : `${path}?${query}`,
         headers,
+        // A connection of its own per request: reusing an idle one races the upstream closing
+        // it (a server that keeps idle connections 1 s answered a request sent on one it had
+        // just closed with ECONNRESET, on a loaded machine), and a body already streamed
+        // upstream cannot be sent again. Model requests are few and long; a handshake each is
+        // nothing beside them.
+        agent: false,
       },
       (answer) => {
         entry.status = answer.statusCode ?? 502;

@@ -27,10 +27,12 @@ const ARMS_MANIFEST = join(REPO_ROOT, "examples", "forge-suite", "experiment.arm
 describe("the forge suite's four arms (examples/forge-suite/experiment.arms.json)", () => {
   let exp: TempExperiment;
   let result: Awaited<ReturnType<typeof runManifest>>;
+  // Eighty trials, each with its own forge: 37 to 59 s alone on a 2-core machine, more while
+  // other test files run beside it. The bound only stops a hang.
   beforeAll(async () => {
     exp = await makeExperiment();
     result = await runManifest(ARMS_MANIFEST, { outDir: exp.outDir, tempParent: exp.trialsDir });
-  });
+  }, 300_000);
   afterAll(() => exp.cleanup());
 
   it("passes every task on every arm, and reaches one verdict", () => {
