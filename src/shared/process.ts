@@ -9,7 +9,8 @@ export interface RunCommandOptions {
   timeoutMs: number;
   /** Bytes of stdout/stderr kept each (the tail is kept; earlier output is dropped). */
   maxOutputBytes?: number;
-  input?: string;
+  /** Written to the command's stdin, then closed (bytes exactly as given). */
+  input?: string | Uint8Array;
   signal?: AbortSignal;
   /**
    * How a timed-out or aborted command is stopped: `graceful` (default) sends SIGTERM to its

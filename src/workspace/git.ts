@@ -301,21 +301,25 @@ async function restoreRepository(root: string, baseline: GitBaseline): Promise<v
   const gitDir = join(root, ".git");
   const kind = await entryKind(gitDir);
   if (kind !== "directory") throw damaged(".git", kind);
-  const objects = await entryKind(join(gitDir, "objects"));
-  if (objects !== "directory") throw damaged(".git/objects", objects);
-  for (const dir of ["objects/info", "objects/pack"]) {
-    const found = await entryKind(join(gitDir, dir));
-    if (found !== "directory" && found !== "missing") throw damaged(`.git/${dir}`, found);
+  // Read at once; a path under an `objects` that is a link is only stat'ed, then refused.
+  const found = await Promise.all(
+    ["objects", "objects/info", "objects/pack"].map((dir) => entryKind(join(gitDir, dir))),
+  );
+  if (found[0] !== "directory") throw damaged(".git/objects", found[0]!);
+  for (const [i, dir] of ["objects/info", "objects/pack"].entries()) {
+    const inner = found[i + 1]!;
+    if (inner !== "directory" && inner !== "missing") throw damaged(`.git/${dir}`, inner);
   }
   await Promise.all(
-    REDIRECTING_FILES.map((file) => rm(join(gitDir, file), { recursive: true, force: true })),
+    [...REDIRECTING_FILES, "info", "config"].map((file) =>
+      rm(join(gitDir, file), { recursive: true, force: true }),
+    ),
   );
-  await rm(join(gitDir, "info"), { recursive: true, force: true });
-  await writeNeutralAttributes(gitDir);
-  const config = join(gitDir, "config");
-  await rm(config, { recursive: true, force: true });
-  // Exclusive create: never follows a link someone put back in the meantime.
-  await writeFile(config, baseline.config, { flag: "wx" });
+  await Promise.all([
+    writeNeutralAttributes(gitDir),
+    // Exclusive create: never follows a link someone put back in the meantime.
+    writeFile(join(gitDir, "config"), baseline.config, { flag: "wx" }),
+  ]);
 }
 
 /**
@@ -459,32 +463,23 @@ export async function capturePatch(
 export type ApplyPatchResult = { ok: true } | { ok: false; message: string };
 
 /**
- * Applies a patch to a directory's files with `git apply` (no index, no commit). Git refuses paths
- * that leave the directory or pass through a symlink, so a hostile patch cannot write elsewhere.
+ * Applies a patch to a directory's files with `git apply` (no index, no commit), given on its
+ * stdin. Git refuses paths that leave the directory or pass through a symlink, so a hostile patch
+ * cannot write elsewhere.
  */
 export async function applyPatch(
   dir: string,
   patch: string | Uint8Array,
-  options: { tempDir?: string } = {},
 ): Promise<ApplyPatchResult> {
-  const patchFile = join(
-    options.tempDir ?? tmpdir(),
-    `harnesslab-apply-${randomBytes(8).toString("hex")}.diff`,
+  const result = await runCommand(
+    ["git", ...HARNESS_GIT_OPTIONS, "apply", "--binary", "--whitespace=nowarn"],
+    { cwd: dir, env: gitEnv(dir, dirname(dir)), timeoutMs: GIT_TIMEOUT_MS, input: patch },
   );
-  try {
-    await writeFile(patchFile, patch);
-    const result = await runCommand(
-      ["git", ...HARNESS_GIT_OPTIONS, "apply", "--binary", "--whitespace=nowarn", patchFile],
-      { cwd: dir, env: gitEnv(dir, dirname(dir)), timeoutMs: GIT_TIMEOUT_MS },
-    );
-    if (result.exitCode === 0) return { ok: true };
-    return {
-      ok: false,
-      message: tail(
-        result.spawnError ?? (result.stderr.trim() || `git apply exited with ${result.exitCode}`),
-      ),
-    };
-  } finally {
-    await rm(patchFile, { force: true });
-  }
+  if (result.exitCode === 0) return { ok: true };
+  return {
+    ok: false,
+    message: tail(
+      result.spawnError ?? (result.stderr.trim() || `git apply exited with ${result.exitCode}`),
+    ),
+  };
 }

@@ -5,15 +5,18 @@ import {
   constants,
   createReadStream,
   fstatSync,
+  lstatSync,
   openSync,
   readFileSync,
   readlinkSync,
+  rmSync,
+  statfsSync,
 } from "node:fs";
-import { lstat, open, readFile, readlink, rm, stat, statfs } from "node:fs/promises";
+import { readFile, readlink, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { mapLimit } from "./pool.js";
-import { lstatAll } from "./sliced-fs.js";
+import { lstatAll, removeAllNow } from "./sliced-fs.js";
 import type { SnapshotOptions, TreeEntry, TreeSnapshot } from "./types.js";
 import { WorkspaceError } from "./types.js";
 import { walkTree } from "./walk.js";
@@ -139,7 +142,7 @@ export async function rememberTree(
 ): Promise<KnownTree> {
   const walked = await walkTree(root, "trial");
   const entries = new Map<string, BigIntStats>();
-  const dirs = new Map<string, BigIntStats>([["", await lstat(root, { bigint: true })]]);
+  const dirs = new Map<string, BigIntStats>([["", lstatSync(root, { bigint: true })]]);
   const stats = await lstatAll(walked.map((entry) => entry.absolute));
   for (const [i, entry] of walked.entries()) {
     const info = stats[i];
@@ -199,13 +202,14 @@ export async function knownTree(
  */
 async function fileClockNow(privateDir: string, dev: bigint): Promise<bigint | undefined> {
   const probe = join(privateDir, `.clock-probe-${randomBytes(6).toString("hex")}`);
-  const handle = await open(probe, "wx");
+  // On the main thread: four calls through the thread pool cost more than the calls themselves.
+  const fd = openSync(probe, "wx");
   try {
-    const info = await handle.stat({ bigint: true });
+    const info = fstatSync(fd, { bigint: true });
     return info.dev === dev ? info.ctimeNs : undefined;
   } finally {
-    await handle.close();
-    await rm(probe, { force: true });
+    closeSync(fd);
+    rmSync(probe, { force: true });
   }
 }
 
@@ -253,39 +257,44 @@ async function holdsRecorded(
  * `CommandSandbox.changesShowInStat`).
  */
 export async function restoreKnownTree(root: string, known: KnownTree): Promise<boolean> {
-  // Where a shared mapping's writes do not move a file's times (tmpfs has no page_mkwrite: a page
-  // read first is then written without a fault), stat data prove nothing.
-  const filesystem = await statfs(root).catch(() => undefined);
-  if (filesystem === undefined || !WRITES_SHOW_IN_CTIME.has(filesystem.type)) return false;
   const extra: string[] = [];
   const intact = async (): Promise<boolean> => {
+    // Where a shared mapping's writes do not move a file's times (tmpfs has no page_mkwrite: a
+    // page read first is then written without a fault), stat data prove nothing.
+    if (!WRITES_SHOW_IN_CTIME.has(statfsSync(root).type)) return false;
     const walked = await walkTree(root, "trial");
     // Names are decoded from bytes: a name that is not UTF-8 reads as another (U+FFFD), and two
     // names could read as one recorded entry.
     const paths = new Set(walked.map((entry) => entry.path));
     if (paths.size !== walked.length || walked.some((entry) => entry.path.includes("\uFFFD")))
       return false;
-    const top = await lstat(root, { bigint: true });
+    const top = lstatSync(root, { bigint: true });
     if (!top.isDirectory() || dirKey(top) !== known.dirs.get("")) return false;
-    let seen = 1;
     const stats = await lstatAll(walked.map((entry) => entry.absolute));
-    const keys = await mapLimit(walked, HASH_CONCURRENCY, async (entry, i) => {
+    const added = new Set<string>();
+    const fresh: number[] = [];
+    let seen = 1;
+    for (const [i, entry] of walked.entries()) {
       const file = known.stats.get(entry.path);
       const dir = known.dirs.get(entry.path);
-      if (file === undefined && dir === undefined) return "extra";
+      if (file === undefined && dir === undefined) {
+        added.add(entry.path);
+        continue;
+      }
       seen += 1;
       const info = stats[i];
-      if (info === undefined) return "changed";
-      if (file !== undefined) {
-        if (statKey(info) !== file) return "changed";
-        if (!known.fresh.has(entry.path)) return "same";
-        return (await holdsRecorded(entry.path, entry.absolute, info, known)) ? "same" : "changed";
-      }
-      return info.isDirectory() && dirKey(info) === dir ? "same" : "changed";
-    });
-    if (keys.includes("changed") || seen !== known.stats.size + known.dirs.size) return false;
+      if (info === undefined) return false;
+      if (file === undefined) {
+        if (!info.isDirectory() || dirKey(info) !== dir) return false;
+      } else if (statKey(info) !== file) return false;
+      else if (known.fresh.has(entry.path)) fresh.push(i);
+    }
+    if (seen !== known.stats.size + known.dirs.size) return false;
+    const held = await mapLimit(fresh, HASH_CONCURRENCY, (i) =>
+      holdsRecorded(walked[i]!.path, walked[i]!.absolute, stats[i]!, known),
+    );
+    if (!held.every(Boolean)) return false;
     // Only the outermost of what was added: removing it removes what it holds.
-    const added = new Set(walked.filter((_, i) => keys[i] === "extra").map((e) => e.path));
     const inAdded = (path: string) => {
       for (let cut = path.lastIndexOf("/"); cut > 0; cut = path.lastIndexOf("/", cut - 1))
         if (added.has(path.slice(0, cut))) return true;
@@ -299,16 +308,9 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
     if (!(await intact())) return false;
     // Nothing runs in the tree now, and removing what was added changes no recorded entry (a
     // second name for a recorded file would already have changed its link count).
-    await Promise.all(extra.map((path) => rm(path, { recursive: true, force: true })));
-    const gone = await Promise.all(
-      extra.map((path) =>
-        lstat(path).then(
-          () => false,
-          (error: NodeJS.ErrnoException) => error.code === "ENOENT",
-        ),
-      ),
-    );
-    return gone.every(Boolean);
+    for (const path of extra)
+      if (!(await removeAllNow(path))) await rm(path, { recursive: true, force: true });
+    return extra.every((path) => lstatSync(path, { throwIfNoEntry: false }) === undefined);
   } catch {
     return false;
   }

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { access, chmod, lstat, mkdir, readdir, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { removeAllNow } from "./sliced-fs.js";
 import { WorkspaceError } from "./types.js";
 
 /** Every trial's temporary directory is `<temp parent>/harnesslab-trial-<letters and digits>`. */
@@ -60,6 +61,7 @@ async function unlockTree(dir: string): Promise<void> {
  * files: a file here may be a link to one that other trials share.
  */
 export async function removeTree(dir: string): Promise<void> {
+  if (await removeAllNow(dir)) return;
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
     return;

@@ -7,14 +7,7 @@ import { replaceTrialRoot } from "./paths.js";
 import { assertBaselineIntact, materializeBaseline } from "./shared-baseline.js";
 import { type KnownTree, rememberTree, restoreKnownTree, snapshotTree } from "./snapshot.js";
 import { createTempDir, removeTree, TRIAL_TEMP_PREFIX } from "./temp.js";
-import type {
-  CreateTrialWorkspaceOptions,
-  GitBaseline,
-  SharedBaseline,
-  TreeSnapshot,
-  TrialWorkspace,
-} from "./types.js";
-import { WorkspaceError } from "./types.js";
+import type { CreateTrialWorkspaceOptions, GitBaseline, TrialWorkspace } from "./types.js";
 
 /**
  * A fresh copy of the fixture with a git baseline, in its own temporary directory:

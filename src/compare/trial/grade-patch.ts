@@ -155,9 +155,7 @@ export async function gradePatch(input: GradePatchInput): Promise<GradePatchResu
     const rememberedFixture = known && !cheapToHash(input.fixtureSnapshot);
     if (rememberedFixture) await timed("reproduce", () => workspace.remember());
     if (input.patch.length > 0) {
-      const applied = await timed("apply", () =>
-        applyPatch(workspace.root, input.patch, { tempDir: workspace.scratchDir }),
-      );
+      const applied = await timed("apply", () => applyPatch(workspace.root, input.patch));
       if (!applied.ok) return unappliable(applied.message);
     }
     if (!known) return { workspace };

@@ -67,14 +67,9 @@ const nop: ScriptedAgent = () => "nothing to do";
  * agent tools: it proves a task solvable and its graders satisfiable, so it must not depend on
  * the tool policy it is used to check. Its changes are therefore absent from the decisions log.
  */
-function oracle(
-  patchPath: string,
-  patch: Buffer,
-  scratchDir: string,
-  trace: TraceEvent[],
-): ScriptedAgent {
+function oracle(patchPath: string, patch: Buffer, trace: TraceEvent[]): ScriptedAgent {
   return async ({ cwd }) => {
-    const applied = await applyPatch(cwd, patch, { tempDir: scratchDir });
+    const applied = await applyPatch(cwd, patch);
     trace.push({ type: "oracle_apply", patch: basename(patchPath), ok: applied.ok });
     if (!applied.ok)
       throw new Error(`the oracle patch ${basename(patchPath)} does not apply: ${applied.message}`);
@@ -103,7 +98,6 @@ async function readIfFile(path: string): Promise<Buffer | null> {
  */
 export async function loadScriptedAgent(
   spec: string | undefined,
-  scratchDir: string,
   trace: TraceEvent[],
 ): Promise<LoadedAgent> {
   if (spec === undefined || spec === "") {
@@ -126,7 +120,7 @@ export async function loadScriptedAgent(
     const patch = await readIfFile(patchPath);
     if (patch === null)
       return { ok: false, status: "infra_error", error: `oracle patch not found: ${patchPath}` };
-    return { ...inProcess(oracle(patchPath, patch, scratchDir, trace)), version: sha256(patch) };
+    return { ...inProcess(oracle(patchPath, patch, trace)), version: sha256(patch) };
   }
   if (!isAbsolute(spec)) {
     return {

@@ -164,7 +164,7 @@ export class ScriptedExecutor implements Executor {
     }
     if (input.signal?.aborted)
       return receipt("aborted", { error: "aborted before the agent started" });
-    const loaded = await loadScriptedAgent(input.agent, input.scratchDir, trace);
+    const loaded = await loadScriptedAgent(input.agent, trace);
     if (!loaded.ok) {
       trace.push({ type: "agent_load_failed", error: loaded.error });
       return receipt(loaded.status, { error: loaded.error, infraReason: "config_invalid" });

@@ -1,0 +1,70 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeAllNow } from "../../src/workspace/sliced-fs.js";
+import { removeTree } from "../../src/workspace/temp.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "hl-sliced-fs-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A directory deeper than PATH_MAX (4096): 25 levels of 200 characters, each made from the last. */
+function deepTree(root: string): void {
+  const name = JSON.stringify("d".repeat(200));
+  execFileSync(
+    process.execPath,
+    [
+      "-e",
+      `const fs=require("fs");for(let i=0;i<25;i++){fs.mkdirSync(${name});process.chdir(${name});}fs.writeFileSync("f","x");`,
+    ],
+    { cwd: root },
+  );
+}
+
+describe("removeAllNow", () => {
+  it("removes a tree of files, links and directories without following a link", async () => {
+    const outside = join(dir, "outside");
+    await mkdir(outside);
+    await writeFile(join(outside, "keep.txt"), "kept");
+    const tree = join(dir, "tree");
+    await mkdir(join(tree, "a", "b", "c"), { recursive: true });
+    for (let i = 0; i < 3000; i++) await writeFile(join(tree, "a", `f${i}`), "x");
+    await writeFile(join(tree, "a", "b", "c", "deep.txt"), "deep");
+    await symlink(outside, join(tree, "a", "to-outside"));
+    await symlink(join(outside, "keep.txt"), join(tree, "link-to-file"));
+
+    expect(await removeAllNow(tree)).toBe(true);
+
+    expect(existsSync(tree)).toBe(false);
+    expect(await readFile(join(outside, "keep.txt"), "utf8")).toBe("kept");
+  });
+
+  it("removes a single file or link, and finds nothing to do where nothing is", async () => {
+    await writeFile(join(dir, "file"), "x");
+    await symlink(join(dir, "file"), join(dir, "link"));
+    expect(await removeAllNow(join(dir, "link"))).toBe(true);
+    expect(existsSync(join(dir, "file"))).toBe(true);
+    expect(await removeAllNow(join(dir, "file"))).toBe(true);
+    expect(existsSync(join(dir, "file"))).toBe(false);
+    expect(await removeAllNow(join(dir, "never-was"))).toBe(true);
+  });
+
+  it("gives up on a tree deeper than a path can name, which removeTree then finishes", async () => {
+    const tree = join(dir, "deep");
+    await mkdir(tree);
+    deepTree(tree);
+
+    expect(await removeAllNow(tree)).toBe(false);
+    expect(existsSync(tree)).toBe(true);
+
+    await removeTree(tree);
+    expect(existsSync(tree)).toBe(false);
+  });
+});
