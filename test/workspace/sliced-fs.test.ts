@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { removeAllNow } from "../../src/workspace/sliced-fs.js";
 import { removeTree } from "../../src/workspace/temp.js";
+import { walkTree } from "../../src/workspace/walk.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -66,5 +67,53 @@ describe("removeAllNow", () => {
 
     await removeTree(tree);
     expect(existsSync(tree)).toBe(false);
+  });
+});
+
+/** How many turns of the event loop `work` let happen before it settled. */
+async function turnsDuring(work: () => Promise<unknown>): Promise<number> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    if (done) return;
+    turns += 1;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    await work();
+  } finally {
+    done = true;
+  }
+  return turns;
+}
+
+describe("main-thread tree calls", () => {
+  // Opening an empty directory lists nothing but costs as much as listing many entries.
+  async function emptyDirectories(root: string): Promise<void> {
+    await mkdir(root);
+    for (let i = 0; i < 1000; i++) await mkdir(join(root, `d${i}`));
+  }
+
+  it("walkTree lets the event loop turn while it opens a tree of empty directories", async () => {
+    const tree = join(dir, "empty-dirs");
+    await emptyDirectories(tree);
+    let listed = 0;
+    const turns = await turnsDuring(async () => {
+      listed = (await walkTree(tree, "trial")).length;
+    });
+    expect(listed).toBe(1000);
+    expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
+  it("removeAllNow lets the event loop turn while it removes a tree of empty directories", async () => {
+    const tree = join(dir, "empty-dirs");
+    await emptyDirectories(tree);
+    let removed = false;
+    const turns = await turnsDuring(async () => {
+      removed = await removeAllNow(tree);
+    });
+    expect(removed).toBe(true);
+    expect(turns).toBeGreaterThanOrEqual(5);
   });
 });
