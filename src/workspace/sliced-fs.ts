@@ -29,6 +29,20 @@ const LARGE_FILE = 8 * 1024 * 1024;
  */
 const REMOVE_SLICE = 256;
 
+/**
+ * Counts work done on the main thread, in the caller's unit (1 by default), and lets the event
+ * loop turn each time `limit` of it has been done.
+ */
+export function turnEvery(limit: number): (cost?: number) => Promise<void> {
+  let spent = 0;
+  return async (cost = 1) => {
+    spent += cost;
+    if (spent < limit) return;
+    spent = 0;
+    await nextTurn();
+  };
+}
+
 /** The `lstat` of every path, in order; undefined where it cannot be read (gone, not allowed). */
 export async function lstatAll(paths: readonly string[]): Promise<(BigIntStats | undefined)[]> {
   const stats: (BigIntStats | undefined)[] = new Array(paths.length);
@@ -59,19 +73,15 @@ export async function copyAll(
   copies: readonly FileCopy[],
   failed: (index: number, error: NodeJS.ErrnoException) => Error,
 ): Promise<void> {
-  let sliceBytes = 0;
+  const copied = turnEvery(COPY_SLICE_BYTES);
   for (const [i, copy] of copies.entries()) {
     try {
       if (copy.bytes > LARGE_FILE) {
         await copyFile(copy.source, copy.target, constants.COPYFILE_EXCL);
         continue;
       }
-      if (sliceBytes >= COPY_SLICE_BYTES) {
-        await nextTurn();
-        sliceBytes = 0;
-      }
       copyFileSync(copy.source, copy.target, constants.COPYFILE_EXCL);
-      sliceBytes += Math.max(copy.bytes, FILE_COST);
+      await copied(Math.max(copy.bytes, FILE_COST));
     } catch (error) {
       throw failed(i, error as NodeJS.ErrnoException);
     }
@@ -86,12 +96,7 @@ export async function copyAll(
  * name), so that the caller can finish the slower, surer way.
  */
 export async function removeAllNow(path: string): Promise<boolean> {
-  let calls = 0;
-  const counted = async () => {
-    if (++calls < REMOVE_SLICE) return;
-    await nextTurn();
-    calls = 0;
-  };
+  const counted = turnEvery(REMOVE_SLICE);
   try {
     const top = lstatSync(path, { throwIfNoEntry: false });
     if (top === undefined) return true;

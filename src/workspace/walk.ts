@@ -1,6 +1,6 @@
 import { type Dir, type Dirent, opendirSync } from "node:fs";
 import { join } from "node:path";
-import { setImmediate as nextTurn } from "node:timers/promises";
+import { turnEvery } from "./sliced-fs.js";
 import { FIXTURE_GIT_DIR_REASON, WorkspaceError } from "./types.js";
 
 export interface WalkedEntry {
@@ -92,13 +92,7 @@ export async function walkTree(
           `cannot list ${dir.path === "" ? root : dir.path}: ${(error as Error).message}`,
           { path: dir.path === "" ? "." : dir.path, code: (error as NodeJS.ErrnoException).code },
         );
-  let sinceTurn = 0;
-  const counted = async (cost: number) => {
-    sinceTurn += cost;
-    if (sinceTurn < LIST_SLICE) return;
-    await nextTurn();
-    sinceTurn = 0;
-  };
+  const counted = turnEvery(LIST_SLICE);
   // Breadth first, each level in the order it was found: the sort at the end orders the result.
   for (let level = [rootEntry]; level.length > 0; ) {
     const next: WalkedEntry[] = [];
