@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { lstat, mkdir, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CommandResult, minimalEnv, runCommand } from "../shared/index.js";
+import { lstatNow, readFileNow, removeAllNow } from "./sliced-fs.js";
 import type { CapturedPatch, CapturePatchOptions, GitBaseline, PatchStats } from "./types.js";
 import { WorkspaceError } from "./types.js";
 
@@ -129,10 +131,11 @@ export async function git(
 const NEUTRAL_ATTRIBUTES =
   "* -text -eol -crlf -filter -ident -working-tree-encoding !diff !merge\n";
 
-export async function writeNeutralAttributes(gitDir: string): Promise<void> {
-  await mkdir(join(gitDir, "info"), { recursive: true });
+/** Made on the main thread: two small calls cost less there than through the thread pool. */
+export function writeNeutralAttributes(gitDir: string): void {
+  mkdirSync(join(gitDir, "info"), { recursive: true });
   // Exclusive create: never follows a link someone put in its place.
-  await writeFile(join(gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { flag: "wx" });
+  writeFileSync(join(gitDir, "info", "attributes"), NEUTRAL_ATTRIBUTES, { flag: "wx" });
 }
 
 function configValue(value: string): string {
@@ -199,7 +202,7 @@ export async function createBaseline(
   const configPath = join(root, ".git", "config");
   const initConfig = await readFile(configPath, "utf8");
   await writeFile(configPath, trialConfig(initConfig, hooksDir));
-  await writeNeutralAttributes(join(root, ".git"));
+  writeNeutralAttributes(join(root, ".git"));
   // Files above core.bigFileThreshold go straight into one pack during `add` (git's bulk
   // check-in); a threshold of one byte sends every blob there. Level 1 keeps that quick.
   const packing = options.packed
@@ -272,12 +275,6 @@ const REDIRECTING_FILES = ["commondir", "objects/info/alternates", "objects/info
 
 type EntryKind = "missing" | "directory" | "symlink" | "other";
 
-async function entryKind(path: string): Promise<EntryKind> {
-  const stats = await lstat(path).catch(() => undefined);
-  if (stats === undefined) return "missing";
-  return stats.isDirectory() ? "directory" : stats.isSymbolicLink() ? "symlink" : "other";
-}
-
 function damaged(path: string, kind: EntryKind): WorkspaceError {
   return new WorkspaceError(
     "patch-failed",
@@ -299,27 +296,30 @@ function damaged(path: string, kind: EntryKind): WorkspaceError {
  */
 async function restoreRepository(root: string, baseline: GitBaseline): Promise<void> {
   const gitDir = join(root, ".git");
-  const kind = await entryKind(gitDir);
+  const kind = entryKind(gitDir);
   if (kind !== "directory") throw damaged(".git", kind);
-  // Read at once; a path under an `objects` that is a link is only stat'ed, then refused.
-  const found = await Promise.all(
-    ["objects", "objects/info", "objects/pack"].map((dir) => entryKind(join(gitDir, dir))),
+  // A path under an `objects` that is a link is only stat'ed, then refused.
+  const found = ["objects", "objects/info", "objects/pack"].map((dir) =>
+    entryKind(join(gitDir, dir)),
   );
   if (found[0] !== "directory") throw damaged(".git/objects", found[0]!);
   for (const [i, dir] of ["objects/info", "objects/pack"].entries()) {
     const inner = found[i + 1]!;
     if (inner !== "directory" && inner !== "missing") throw damaged(`.git/${dir}`, inner);
   }
-  await Promise.all(
-    [...REDIRECTING_FILES, "info", "config"].map((file) =>
-      rm(join(gitDir, file), { recursive: true, force: true }),
-    ),
-  );
-  await Promise.all([
-    writeNeutralAttributes(gitDir),
-    // Exclusive create: never follows a link someone put back in the meantime.
-    writeFile(join(gitDir, "config"), baseline.config, { flag: "wx" }),
-  ]);
+  for (const file of [...REDIRECTING_FILES, "info", "config"]) {
+    const path = join(gitDir, file);
+    if (!(await removeAllNow(path))) await rm(path, { recursive: true, force: true });
+  }
+  writeNeutralAttributes(gitDir);
+  // Exclusive create: never follows a link someone put back in the meantime.
+  writeFileSync(join(gitDir, "config"), baseline.config, { flag: "wx" });
+}
+
+function entryKind(path: string): EntryKind {
+  const stats = lstatNow(path);
+  if (stats === undefined) return "missing";
+  return stats.isDirectory() ? "directory" : stats.isSymbolicLink() ? "symlink" : "other";
 }
 
 /**
@@ -394,11 +394,11 @@ export async function capturePatch(
         await git(["rev-parse", "--verify", "HEAD^{commit}"], root, home, "patch-failed")
       ).stdout.trim();
     if (baseline !== undefined) {
-      await writeFile(indexFile, baseline.index);
+      writeFileSync(indexFile, baseline.index);
       // Git trusts an entry whose size and mtime match only when the file is older than the
       // index itself (its "racy git" check). The copy keeps the baseline index's own mtime, so a
       // file changed within the same clock tick as the baseline is still read, not skipped.
-      await utimes(indexFile, baseline.indexMtime, baseline.indexMtime);
+      utimesSync(indexFile, baseline.indexMtime, baseline.indexMtime);
     } else await git(["read-tree", commit], root, home, "patch-failed", env);
     const diffed = async () => {
       if (options.addsPaths !== false)
@@ -427,7 +427,7 @@ export async function capturePatch(
     await diffed().catch(async (error: unknown) => {
       throw baseline === undefined ? error : await missingBaseline(root, home, baseline, error);
     });
-    const { entries, patch } = parseNumstat(await readFile(outputFile));
+    const { entries, patch } = parseNumstat(await readFileNow(outputFile));
     const stats: PatchStats = {
       filesChanged: entries.length,
       insertions: entries.reduce((sum, e) => sum + (e.insertions ?? 0), 0),
@@ -452,11 +452,7 @@ export async function capturePatch(
       },
     );
   } finally {
-    await Promise.all([
-      rm(outputFile, { force: true }),
-      rm(indexFile, { force: true }),
-      rm(`${indexFile}.lock`, { force: true }),
-    ]);
+    for (const file of [outputFile, indexFile, `${indexFile}.lock`]) rmSync(file, { force: true });
   }
 }
 

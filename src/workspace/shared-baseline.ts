@@ -13,26 +13,22 @@
 // is code running as the harness outside any sandbox: under --unsafe-no-sandbox the runner does
 // not share baselines, and the experimenter's own scripted agent modules are caught by
 // `assertBaselineIntact`, which every capture runs once git has read the packs.
-import type { BigIntStats } from "node:fs";
 import {
-  chmod,
-  constants,
-  copyFile,
-  link,
-  lstat,
-  mkdir,
-  readdir,
-  readFile,
-  rename,
-  stat,
-  writeFile,
-} from "node:fs/promises";
+  type BigIntStats,
+  chmodSync,
+  copyFileSync,
+  linkSync,
+  mkdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { chmod, constants, lstat, mkdir, readdir, readFile, rename } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { checkCopy, copyFixture } from "./copy.js";
 import { createBaseline, git, trialConfig, writeNeutralAttributes } from "./git.js";
 import { type IndexLayout, indexWithStats, readIndexLayout } from "./git-index.js";
-import { copyAll, lstatAll } from "./sliced-fs.js";
+import { copyAll, lstatAll, lstatNow, makeDirs } from "./sliced-fs.js";
 import {
   contentByPath,
   hashFile,
@@ -228,7 +224,7 @@ function parts(baseline: SharedBaseline): BaselineParts {
  */
 async function changeOf(file: SharedFile, packDir: string | undefined): Promise<string | null> {
   const path = packDir === undefined ? file.path : join(packDir, file.name);
-  const now = await lstat(path, { bigint: true }).catch(() => undefined);
+  const now = lstatNow(path);
   const same = now !== undefined && now.dev === file.dev && now.ino === file.ino;
   if (!same) return packDir === undefined ? (now === undefined ? "removed" : "replaced") : null;
   if (now.size !== file.size || now.mode !== file.mode) return "written";
@@ -266,13 +262,13 @@ export async function assertBaselineIntact(
 /** Errors for which a private copy of a pack does as well as a link, only slower. */
 const NO_LINK = new Set(["EXDEV", "EPERM", "EMLINK", "ENOTSUP", "EOPNOTSUPP", "EACCES"]);
 
-async function linkShared(file: SharedFile, target: string): Promise<void> {
+function linkShared(file: SharedFile, target: string): void {
   try {
-    await link(file.path, target);
+    linkSync(file.path, target);
   } catch (error) {
     if (!NO_LINK.has((error as NodeJS.ErrnoException).code ?? "")) throw error;
-    await copyFile(file.path, target, constants.COPYFILE_EXCL);
-    await chmod(target, 0o444);
+    copyFileSync(file.path, target, constants.COPYFILE_EXCL);
+    chmodSync(target, 0o444);
   }
 }
 
@@ -281,22 +277,16 @@ async function linkRepository(shared: SharedBaseline, root: string, config: stri
   const own = parts(shared);
   await assertBaselineIntact(shared);
   const gitDir = join(root, ".git");
+  // On the main thread: a dozen small calls cost less there than through the thread pool.
   try {
-    // Recursive: the copy being made beside it may not have made the root yet.
-    await mkdir(gitDir, { recursive: true });
-    await Promise.all(
-      ["objects/pack", "objects/info", "refs/tags", dirname(own.ref)].map((dir) =>
-        mkdir(join(gitDir, dir), { recursive: true }),
-      ),
-    );
+    for (const dir of ["objects/pack", "objects/info", "refs/tags", dirname(own.ref)])
+      mkdirSync(join(gitDir, dir), { recursive: true });
     // Exclusive creates throughout: the directory is new, and nothing in it is followed.
-    await Promise.all([
-      writeFile(join(gitDir, "HEAD"), own.head, { flag: "wx" }),
-      writeFile(join(gitDir, own.ref), `${shared.commit}\n`, { flag: "wx" }),
-      writeFile(join(gitDir, "config"), config, { flag: "wx" }),
-      writeNeutralAttributes(gitDir),
-      ...own.files.map((file) => linkShared(file, join(gitDir, "objects", "pack", file.name))),
-    ]);
+    writeFileSync(join(gitDir, "HEAD"), own.head, { flag: "wx" });
+    writeFileSync(join(gitDir, own.ref), `${shared.commit}\n`, { flag: "wx" });
+    writeFileSync(join(gitDir, "config"), config, { flag: "wx" });
+    writeNeutralAttributes(gitDir);
+    for (const file of own.files) linkShared(file, join(gitDir, "objects", "pack", file.name));
   } catch (error) {
     // The message names no path: the area's must not reach a trial's artifacts.
     throw new WorkspaceError(
@@ -333,10 +323,10 @@ async function copyTree(
   fixture: TreeSnapshot,
   root: string,
 ): Promise<{ files: Map<string, BigIntStats>; dirs: Map<string, BigIntStats> }> {
-  await mkdir(root, { recursive: true });
+  mkdirSync(root, { recursive: true });
   const dirPaths = fixture.files.filter((e) => e.kind === "dir").map((e) => e.path);
   // Sorted order puts every directory before its contents.
-  for (const path of dirPaths) await mkdir(join(root, path));
+  await makeDirs(dirPaths.map((path) => join(root, path)));
   const copied = fixture.files.filter((entry) => entry.kind === "file");
   const copies = copied.map((entry) => ({
     source: join(own.tree, entry.path),
@@ -419,9 +409,9 @@ export async function materializeBaseline(
   );
   const indexPath = join(root, ".git", "index");
   try {
-    await writeFile(indexPath, index, { flag: "wx" });
+    writeFileSync(indexPath, index, { flag: "wx" });
     return {
-      baseline: { commit: shared.commit, config, index, indexMtime: (await stat(indexPath)).mtime },
+      baseline: { commit: shared.commit, config, index, indexMtime: statSync(indexPath).mtime },
       known,
     };
   } catch (error) {

@@ -3,7 +3,8 @@
 // process only when a note names one and it is plainly the harness's.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { access, chmod, lstat, mkdir, readdir, rm } from "node:fs/promises";
+import { mkdirSync } from "node:fs";
+import { access, chmod, lstat, readdir, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { removeAllNow } from "./sliced-fs.js";
@@ -32,7 +33,7 @@ export async function createTempDir(
       const dir = join(parent, `${prefix}${randomBytes(6).toString("hex")}`);
       await beforeCreate?.(dir);
       try {
-        await mkdir(dir, { mode: 0o700 });
+        mkdirSync(dir, { mode: 0o700 });
         return dir;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;

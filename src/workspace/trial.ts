@@ -1,4 +1,4 @@
-import { mkdir, realpath } from "node:fs/promises";
+import { mkdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkCopy, copyFixture } from "./copy.js";
@@ -46,7 +46,8 @@ export async function createTrialWorkspace(
   // against.
   const verified = shared?.fixture ?? options.expectedFixture;
   try {
-    await Promise.all([mkdir(scratchDir), mkdir(hooksDir)]);
+    mkdirSync(scratchDir);
+    mkdirSync(hooksDir);
     let copied: KnownTree | undefined;
     let baseline: GitBaseline;
     if (shared) {
@@ -58,7 +59,8 @@ export async function createTrialWorkspace(
       if (verified !== undefined) await checkCopy(root, verified);
       baseline = await createBaseline(root, scratchDir, hooksDir);
     }
-    const [realRoot, realTemp] = await Promise.all([realpath(root), realpath(tempDir)]);
+    const realRoot = realpathSync(root);
+    const realTemp = realpathSync(tempDir);
     let removed: Promise<void> | undefined;
     let known: KnownTree | undefined;
     return {
@@ -81,7 +83,7 @@ export async function createTrialWorkspace(
         // cannot be emptied (a grader's code left a directory it cannot be read in) is not used.
         try {
           await removeTree(scratchDir);
-          await mkdir(scratchDir);
+          mkdirSync(scratchDir);
           return true;
         } catch {
           return false;

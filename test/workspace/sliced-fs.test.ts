@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { removeAllNow } from "../../src/workspace/sliced-fs.js";
+import { makeDirs, readFileNow, removeAllNow } from "../../src/workspace/sliced-fs.js";
 import { removeTree } from "../../src/workspace/temp.js";
 import { walkTree } from "../../src/workspace/walk.js";
 
@@ -115,5 +115,43 @@ describe("main-thread tree calls", () => {
     });
     expect(removed).toBe(true);
     expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
+  it("makeDirs lets the event loop turn while it makes a thousand directories", async () => {
+    const tree = join(dir, "made");
+    const paths = [tree, ...Array.from({ length: 1000 }, (_, i) => join(tree, `d${i}`))];
+    const turns = await turnsDuring(() => makeDirs(paths));
+    expect((await readdir(tree)).length).toBe(1000);
+    expect(turns).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe("makeDirs", () => {
+  it("refuses a directory that is already there, and one whose parent is a link", async () => {
+    await mkdir(join(dir, "there"));
+    await expect(makeDirs([join(dir, "there")])).rejects.toMatchObject({ code: "EEXIST" });
+    const outside = join(dir, "outside");
+    await mkdir(outside);
+    await symlink(outside, join(dir, "link"));
+    // A link in place of a directory it was to make is refused, not followed.
+    await expect(makeDirs([join(dir, "link")])).rejects.toMatchObject({ code: "EEXIST" });
+    expect(await readdir(outside)).toEqual([]);
+  });
+});
+
+describe("readFileNow", () => {
+  it("reads a small file and one above the main-thread limit whole", async () => {
+    const small = Buffer.from("small file\n");
+    const large = Buffer.alloc(9 * 1024 * 1024, 7);
+    large.write("head", 0);
+    large.write("tail", large.length - 4);
+    await writeFile(join(dir, "small"), small);
+    await writeFile(join(dir, "large"), large);
+    expect((await readFileNow(join(dir, "small"))).equals(small)).toBe(true);
+    expect((await readFileNow(join(dir, "large"))).equals(large)).toBe(true);
+  });
+
+  it("fails on a file that is not there", async () => {
+    await expect(readFileNow(join(dir, "missing"))).rejects.toMatchObject({ code: "ENOENT" });
   });
 });
