@@ -200,7 +200,7 @@ describe("the packed package", () => {
     );
     expect(alias).toContain("valid harness-compare");
     // Thirteen starts of the packed CLI, each loading the library and its scripted agents in
-    // worker threads: 2 s apiece on a quiet 2-core machine, over 5 s beside the rest of the suite.
+    // worker threads: 1.5 to 3.4 s apiece alone on a 2-core machine, about 5 s beside the suite.
   }, 300_000);
 
   it("exposes the library entry and its sub-paths to a consumer", async (ctx) => {

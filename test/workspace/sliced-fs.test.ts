@@ -127,7 +127,7 @@ describe("main-thread tree calls", () => {
 });
 
 describe("makeDirs", () => {
-  it("refuses a directory that is already there, and one whose parent is a link", async () => {
+  it("refuses a directory that is already there, and a link in its place", async () => {
     await mkdir(join(dir, "there"));
     await expect(makeDirs([join(dir, "there")])).rejects.toMatchObject({ code: "EEXIST" });
     const outside = join(dir, "outside");
