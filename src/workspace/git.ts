@@ -4,7 +4,7 @@ import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { devNull, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CommandResult, minimalEnv, runCommand } from "../shared/index.js";
-import { lstatNow, readFileNow, removeAllNow } from "./sliced-fs.js";
+import { lstatNow, readFileNow, removeAll } from "./sliced-fs.js";
 import type { CapturedPatch, CapturePatchOptions, GitBaseline, PatchStats } from "./types.js";
 import { WorkspaceError } from "./types.js";
 
@@ -307,10 +307,7 @@ async function restoreRepository(root: string, baseline: GitBaseline): Promise<v
     const inner = found[i + 1]!;
     if (inner !== "directory" && inner !== "missing") throw damaged(`.git/${dir}`, inner);
   }
-  for (const file of [...REDIRECTING_FILES, "info", "config"]) {
-    const path = join(gitDir, file);
-    if (!(await removeAllNow(path))) await rm(path, { recursive: true, force: true });
-  }
+  for (const file of [...REDIRECTING_FILES, "info", "config"]) await removeAll(join(gitDir, file));
   writeNeutralAttributes(gitDir);
   // Exclusive create: never follows a link someone put back in the meantime.
   writeFileSync(join(gitDir, "config"), baseline.config, { flag: "wx" });

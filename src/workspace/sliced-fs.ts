@@ -20,7 +20,7 @@ import {
   rmdirSync,
   unlinkSync,
 } from "node:fs";
-import { copyFile, readFile } from "node:fs/promises";
+import { copyFile, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 
@@ -118,6 +118,11 @@ export async function copyAll(
       throw failed(i, error as NodeJS.ErrnoException);
     }
   }
+}
+
+/** Removes `path` as `removeAllNow` does, and where that gives up, through the thread pool. */
+export async function removeAll(path: string): Promise<void> {
+  if (!(await removeAllNow(path))) await rm(path, { recursive: true, force: true });
 }
 
 /**

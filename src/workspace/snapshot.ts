@@ -16,7 +16,7 @@ import { readFile, readlink, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { mapLimit } from "./pool.js";
-import { lstatAll, removeAllNow } from "./sliced-fs.js";
+import { lstatAll, removeAll } from "./sliced-fs.js";
 import type { SnapshotOptions, TreeEntry, TreeSnapshot } from "./types.js";
 import { WorkspaceError } from "./types.js";
 import { walkTree } from "./walk.js";
@@ -308,8 +308,7 @@ export async function restoreKnownTree(root: string, known: KnownTree): Promise<
     if (!(await intact())) return false;
     // Nothing runs in the tree now, and removing what was added changes no recorded entry (a
     // second name for a recorded file would already have changed its link count).
-    for (const path of extra)
-      if (!(await removeAllNow(path))) await rm(path, { recursive: true, force: true });
+    for (const path of extra) await removeAll(path);
     return extra.every((path) => lstatSync(path, { throwIfNoEntry: false }) === undefined);
   } catch {
     return false;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import {
   chmod,
   cp,
+  lstat,
   mkdir,
   mkdtemp,
   readdir,
@@ -539,6 +540,24 @@ describe.skipIf(process.platform === "win32").each([
       const captured = await workspace.capturePatch();
       expect(captured.changedFiles).toEqual(["docs/old.md"]);
       expect(await readFile(outside, "utf8")).toBe("not the harness's\n");
+    });
+
+    it("removes an info/ the trial replaced with a link to a directory outside, without emptying that directory", async () => {
+      const workspace = await trial();
+      const outside = join(base, "outside-info");
+      await mkdir(outside, { recursive: true });
+      await writeFile(join(outside, "exclude"), "extra.js\n");
+      await runAsAgent(
+        workspace.root,
+        `fs.rmSync(".git/info", { recursive: true, force: true });
+       fs.symlinkSync(${JSON.stringify(outside)}, ".git/info");
+       fs.writeFileSync("src/extra.js", "new\\n");`,
+      );
+      const captured = await workspace.capturePatch();
+      // Its exclude file did not hide the new file, and the directory behind the link is intact.
+      expect(captured.changedFiles).toEqual(["src/extra.js"]);
+      expect(await readFile(join(outside, "exclude"), "utf8")).toBe("extra.js\n");
+      expect((await lstat(join(workspace.root, ".git", "info"))).isDirectory()).toBe(true);
     });
 
     it("leaves the trial's own index as it was, so a grader's git sees the agent's staging", async () => {
